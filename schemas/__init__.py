@@ -1,0 +1,35 @@
+"""Vigil's wire contract: pydantic v2 models of every message on the wire.
+
+JSON Schema files generated from these models live in ``schemas/json/``; ``vigil schemas export``
+regenerates them and a test fails when they drift.
+"""
+
+from schemas.events import (
+    SCHEMA_VERSION,
+    ChatEvent,
+    Claim,
+    Passage,
+    Role,
+)
+from schemas.outputs import (
+    Category,
+    DeadLetter,
+    DeadLetterReason,
+    Direction,
+    Finding,
+    Severity,
+)
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "Category",
+    "ChatEvent",
+    "Claim",
+    "DeadLetter",
+    "DeadLetterReason",
+    "Direction",
+    "Finding",
+    "Passage",
+    "Role",
+    "Severity",
+]

@@ -1,0 +1,69 @@
+"""Output contracts produced by the screening stage and the ingest step (SPEC §3)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+
+from schemas.events import Role
+
+__all__ = [
+    "Category",
+    "DeadLetter",
+    "DeadLetterReason",
+    "Direction",
+    "Finding",
+    "Severity",
+]
+
+Category = Literal["pii", "secret", "prompt_leak", "medical", "abstention"]
+Severity = Literal["low", "medium", "high", "critical"]
+#: ``input``: found in a user (or system/tool) turn. ``leak``: an assistant turn carries a value
+#: the user never gave in this conversation. ``echo``: an assistant turn repeats the user's own
+#: value. ``output``: an assistant-turn finding of a category that carries no personal value
+#: (medical statements, abstentions), where leak/echo does not apply.
+Direction = Literal["input", "leak", "echo", "output"]
+DeadLetterReason = Literal["bad_utf8", "bad_json", "schema", "oversize", "processing_error"]
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Finding(_Out):
+    """One rule match in one message. ``evidence`` is masked unless the rule's mask is ``none``."""
+
+    schema_version: Literal[1] = 1
+    finding_id: str = Field(description="Deterministic id: event id, rule id and span.")
+    event_id: str
+    conversation_id: str
+    turn_index: int = Field(ge=0)
+    timestamp: AwareDatetime
+    role: Role
+    tenant: str | None = None
+    language: str | None = None
+    rule_id: str
+    category: Category
+    entity: str
+    severity: Severity
+    start: int = Field(ge=0, description="Start offset of the match in content (code points).")
+    end: int = Field(ge=0, description="End offset (exclusive) of the match in content.")
+    evidence: str = Field(description="The matched text, masked per the rule's mask strategy.")
+    direction: Direction
+    score: float = Field(ge=0.0, le=1.0, description="Rule confidence, raised by context words.")
+    explanation: str = Field(description="What matched: pattern name, validator, context.")
+
+
+class DeadLetter(_Out):
+    """An input message that could not be processed, with the reason and its original bytes."""
+
+    schema_version: Literal[1] = 1
+    reason: DeadLetterReason
+    detail: str = Field(description="Human-readable error; never contains message content.")
+    source: str = Field(description="Where it came from: topic/partition/offset or file:line.")
+    received_at: datetime
+    original_size: int = Field(ge=0)
+    original_b64: str = Field(description="Original bytes, base64, truncated to the keep limit.")
+    truncated: bool

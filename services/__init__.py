@@ -1,0 +1,1 @@
+"""Vigil runtime: stream processors, rule engine, checks, metrics, review, eval-sets, CLI."""

@@ -1,0 +1,246 @@
+"""The ``vigil`` command line (typer)."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from services.settings import Settings
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_show_locals=False,
+    help="Vigil: surveillance for LLM chat.",
+)
+rules_app = typer.Typer(no_args_is_help=True, help="Check rule packs and run their examples.")
+topics_app = typer.Typer(no_args_is_help=True, help="Manage Vigil's Kafka topics.")
+schemas_app = typer.Typer(no_args_is_help=True, help="JSON Schema files of the wire contract.")
+app.add_typer(rules_app, name="rules")
+app.add_typer(topics_app, name="topics")
+app.add_typer(schemas_app, name="schemas")
+
+out = Console()
+err = Console(stderr=True)
+
+
+def _settings(**overrides: object) -> Settings:
+    values = {k: v for k, v in overrides.items() if v is not None}
+    try:
+        return Settings(**values)  # type: ignore[arg-type]
+    except Exception as exc:
+        err.print(f"[red]invalid settings:[/red] {exc}")
+        raise typer.Exit(2) from None
+
+
+def _fail(message: str, code: int = 2) -> typer.Exit:
+    err.print(f"[red]error:[/red] {message}")
+    return typer.Exit(code)
+
+
+@app.command()
+def scan(
+    file: Annotated[str, typer.Argument(help="JSONL file of ChatEvents, or - for stdin.")],
+    out_dir: Annotated[Path, typer.Option("--out", help="Folder for the outputs.")] = Path(
+        "vigil-out"
+    ),
+    rules: Annotated[Path | None, typer.Option(help="Rule pack folder or file.")] = None,
+    max_content_bytes: Annotated[int | None, typer.Option(help="Content size limit.")] = None,
+    progress: Annotated[bool, typer.Option(help="Progress bar (on a terminal only).")] = True,
+) -> None:
+    """Run every stage over FILE in this process, without Kafka, and print a summary."""
+    from services.pipeline import Pipeline
+    from services.rules import PackError
+    from services.scan import run_scan
+
+    if file != "-" and not Path(file).is_file():
+        raise _fail(f"{file}: no such file")
+    settings = _settings(rules_dir=rules, max_content_bytes=max_content_bytes)
+    try:
+        pipeline = Pipeline(settings)
+    except (PackError, ValueError) as exc:
+        raise _fail(str(exc)) from None
+    bar = sys.stderr if progress and sys.stderr.isatty() else None
+    summary = run_scan(file, out_dir, settings, progress=bar, pipeline=pipeline)
+    _print_summary(summary.as_dict(), out_dir)
+
+
+def _print_summary(s: dict[str, object], out_dir: Path) -> None:
+    table = Table(title="vigil scan", show_header=True, header_style="bold")
+    table.add_column("what")
+    table.add_column("count", justify="right")
+    table.add_row("lines", str(s["lines"]))
+    table.add_row("events", str(s["events"]))
+    for role, n in s["events_by_role"].items():  # type: ignore[attr-defined]
+        table.add_row(f"  role {role}", str(n))
+    table.add_row("answers answered / abstained", f"{s['answered']} / {s['abstained']}")
+    table.add_row("findings", str(s["findings"]))
+    for key, label in (
+        ("findings_by_category", "category"),
+        ("findings_by_entity", "entity"),
+        ("findings_by_direction", "direction"),
+    ):
+        for name, n in s[key].items():  # type: ignore[attr-defined]
+            table.add_row(f"  {label} {name}", str(n))
+    table.add_row("dead letters", str(s["dead_letters"]))
+    for reason, n in s["dead_letters_by_reason"].items():  # type: ignore[attr-defined]
+        table.add_row(f"  reason {reason}", str(n))
+    out.print(table)
+    out.print(f"outputs in {out_dir}/: findings.jsonl dead_letters.jsonl metrics.prom summary.json")
+
+
+@app.command()
+def worker(
+    web_port: Annotated[int | None, typer.Option(help="Port of /metrics and /healthz.")] = None,
+    loglevel: Annotated[str, typer.Option(help="Log level.")] = "info",
+) -> None:
+    """Run the Faust worker (settings from VIGIL_* environment variables)."""
+    import faust
+
+    from services.streaming.app import create_app
+
+    settings = _settings(web_port=web_port)
+    if settings.uses_dev_key:
+        err.print("[yellow]warning:[/yellow] VIGIL_MEMORY_KEY is the development default; set it.")
+    faust_app = create_app(settings)
+    faust.Worker(faust_app, loglevel=loglevel.upper()).execute_from_commandline()
+
+
+@app.command()
+def replay(
+    file: Annotated[str, typer.Argument(help="JSONL file, or - for stdin.")],
+    topic: Annotated[
+        str | None, typer.Option(help="Target topic (default: the input topic).")
+    ] = None,
+    rate: Annotated[
+        float | None, typer.Option(help="At most this many messages per second.")
+    ] = None,
+    progress: Annotated[bool, typer.Option(help="Progress bar (on a terminal only).")] = True,
+) -> None:
+    """Produce FILE into Kafka, one message per line, keyed by conversation id."""
+    from rich.progress import Progress
+
+    from services.scan import iter_lines
+    from services.streaming.admin import replay as do_replay
+
+    settings = _settings()
+    if rate is not None and rate <= 0:
+        raise _fail("--rate must be positive")
+    if file != "-" and not Path(file).is_file():
+        raise _fail(f"{file}: no such file")
+    stream = sys.stdin.buffer if file == "-" else open(file, "rb")  # noqa: SIM115
+    lines = (raw for _, raw in iter_lines(stream) if raw.strip())
+    target = topic or settings.input_topic
+    try:
+        if progress and sys.stderr.isatty():
+            with Progress(console=Console(stderr=True), transient=True) as prog:
+                task = prog.add_task(f"replay → {target}", total=None)
+                sent = do_replay(
+                    settings, lines, target, rate=rate, on_sent=lambda _n: prog.advance(task)
+                )
+        else:
+            sent = do_replay(settings, lines, target, rate=rate)
+    except Exception as exc:
+        raise _fail(f"replay failed: {exc}", 1) from None
+    finally:
+        if stream is not sys.stdin.buffer:
+            stream.close()
+    out.print(f"sent {sent} messages to {target}")
+
+
+@topics_app.command("create")
+def topics_create(
+    partitions: Annotated[int | None, typer.Option(min=1, help="Partitions per topic.")] = None,
+) -> None:
+    """Create the input, findings and dead-letter topics (existing ones are left alone)."""
+    from services.streaming.admin import create_topics
+
+    settings = _settings()
+    try:
+        result = create_topics(settings, partitions)
+    except Exception as exc:
+        raise _fail(f"cannot create topics on {settings.kafka_bootstrap}: {exc}", 1) from None
+    for name, state in result.items():
+        out.print(f"{name}: {state}")
+
+
+@rules_app.command("test")
+def rules_test(
+    paths: Annotated[
+        list[Path] | None, typer.Argument(help="Packs or folders (default: built-in).")
+    ] = None,
+    prompts: Annotated[
+        Path | None, typer.Option(help="Prompt registry for prompt-leak rules.")
+    ] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v")] = False,
+) -> None:
+    """Run every match / no_match example of every rule; exit 1 if any fails."""
+    from services.rules import PackError, load_packs, load_prompt_registry
+    from services.rules.examples import run_examples
+
+    settings = _settings()
+    try:
+        packs = load_packs(paths or [settings.rules_dir])
+        registry = load_prompt_registry(prompts or settings.prompts_file)
+    except (PackError, ValueError) as exc:
+        raise _fail(str(exc)) from None
+    failed = total = 0
+    for res in run_examples(packs, registry):
+        total += 1
+        if not res.ok:
+            failed += 1
+            out.print(f"[red]FAIL[/red] {res.rule_id} {res.kind}: {res.text!r}: {res.detail}")
+        elif verbose:
+            out.print(f"ok   {res.rule_id} {res.kind}: {res.text!r}")
+    rules = sum(len(p.rules) for p in packs)
+    out.print(
+        f"{len(packs)} packs, {rules} rules, {total} examples: "
+        f"{total - failed} passed, {failed} failed"
+    )
+    if failed:
+        raise typer.Exit(1)
+
+
+@rules_app.command("check")
+def rules_check(
+    files: Annotated[list[Path], typer.Argument(help="Pack files to validate.")],
+) -> None:
+    """Validate rule packs (schema, RE2 patterns, validators, unique ids) without running them."""
+    from services.rules import PackError, load_packs
+
+    try:
+        packs = load_packs(files)
+    except PackError as exc:
+        raise _fail(str(exc)) from None
+    for pack in packs:
+        out.print(f"{pack.pack}: {len(pack.rules)} rules ok")
+
+
+@schemas_app.command("export")
+def schemas_export(
+    out_dir: Annotated[Path | None, typer.Option("--out", help="Target folder.")] = None,
+) -> None:
+    """Write schemas/json/*.schema.json from the pydantic models."""
+    from schemas.export import JSON_DIR, export
+
+    for path in export(out_dir or JSON_DIR):
+        out.print(f"wrote {path}")
+
+
+def main() -> None:
+    logging.basicConfig(
+        level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s %(message)s"
+    )
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,60 @@
+"""The prompt registry: canary strings and registered system prompts for prompt-leak rules."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import re2
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+__all__ = ["PromptRegistry", "SystemPrompt", "load_prompt_registry", "words"]
+
+_WORD = re2.compile(r"[\pL\pN]+")
+
+
+def words(text: str) -> list[tuple[str, int, int]]:
+    """Lower-cased words of ``text`` with their code-point spans."""
+    return [(m.group().lower(), m.start(), m.end()) for m in _WORD.finditer(text)]
+
+
+class SystemPrompt(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    id: str = Field(min_length=1)
+    text: str = Field(min_length=1)
+
+
+class PromptRegistry(BaseModel):
+    """Canaries (exact strings planted in system prompts) and the system prompts themselves.
+
+    ``min_overlap_words`` is the length of the word shingles: an answer that repeats that many
+    consecutive words of a registered system prompt is a prompt leak.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    canaries: list[str] = Field(default_factory=list)
+    system_prompts: list[SystemPrompt] = Field(default_factory=list)
+    min_overlap_words: int = Field(default=8, ge=3, le=64)
+
+    def shingles(self) -> dict[tuple[str, ...], str]:
+        """Map every ``min_overlap_words``-word shingle of every prompt to the prompt id."""
+        n = self.min_overlap_words
+        out: dict[tuple[str, ...], str] = {}
+        for prompt in self.system_prompts:
+            toks = [w for w, _, _ in words(prompt.text)]
+            for i in range(len(toks) - n + 1):
+                out.setdefault(tuple(toks[i : i + n]), prompt.id)
+        return out
+
+
+def load_prompt_registry(path: Path | str | None) -> PromptRegistry:
+    if path is None:
+        return PromptRegistry()
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        return PromptRegistry.model_validate(raw)
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read prompt registry: {exc.strerror}") from None
+    except (yaml.YAMLError, ValidationError) as exc:
+        raise ValueError(f"{path}: invalid prompt registry: {exc}") from None

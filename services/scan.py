@@ -1,0 +1,142 @@
+"""``vigil scan``: every stage in one process over a JSONL file, no Kafka (the embedded default).
+
+The file is streamed line by line in binary (so invalid UTF-8 is a dead letter, not a crash) and
+memory stays bounded: conversation memories live in an LRU, outputs are written as they come.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, BinaryIO
+
+from schemas.outputs import DeadLetter
+from services.pipeline import Pipeline
+from services.screening import MemoryStore
+from services.settings import Settings
+
+__all__ = ["ScanSummary", "iter_lines", "run_scan"]
+
+
+@dataclass
+class ScanSummary:
+    """Counts of one scan; also written to ``summary.json``."""
+
+    lines: int = 0
+    blank_lines: int = 0
+    events: int = 0
+    events_by_role: Counter[str] = field(default_factory=Counter)
+    findings: int = 0
+    findings_by_category: Counter[str] = field(default_factory=Counter)
+    findings_by_entity: Counter[str] = field(default_factory=Counter)
+    findings_by_direction: Counter[str] = field(default_factory=Counter)
+    dead_letters: int = 0
+    dead_letters_by_reason: Counter[str] = field(default_factory=Counter)
+    answered: int = 0
+    abstained: int = 0
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            k: dict(sorted(v.items())) if isinstance(v, Counter) else v
+            for k, v in vars(self).items()
+        }
+
+
+def iter_lines(stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
+    """Yield ``(line_number, bytes)`` without the line ending; one line in memory at a time."""
+    for number, line in enumerate(stream, start=1):
+        yield number, line.rstrip(b"\r\n")
+
+
+def run_scan(
+    source: str,
+    out_dir: Path,
+    settings: Settings,
+    *,
+    progress: IO[str] | None = None,
+    pipeline: Pipeline | None = None,
+) -> ScanSummary:
+    """Scan ``source`` (a path, or ``-`` for stdin) and write the outputs into ``out_dir``."""
+    pipe = pipeline or Pipeline(settings)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    store = MemoryStore(settings.memory_limits)
+    summary = ScanSummary()
+    name = "stdin" if source == "-" else Path(source).name
+    with ExitStack() as stack:
+        if source == "-":
+            stream: BinaryIO = sys.stdin.buffer
+            total = None
+        else:
+            stream = stack.enter_context(open(source, "rb"))
+            total = Path(source).stat().st_size
+        findings_out = stack.enter_context(open(out_dir / "findings.jsonl", "w", encoding="utf-8"))
+        dead_out = stack.enter_context(open(out_dir / "dead_letters.jsonl", "w", encoding="utf-8"))
+        bar = _progress(stack, progress, total)
+        for number, raw in iter_lines(stream):
+            summary.lines += 1
+            if bar is not None:
+                bar(len(raw) + 1)
+            if not raw.strip():
+                summary.blank_lines += 1
+                continue
+            decoded = pipe.decode(raw, f"{name}:{number}")
+            if isinstance(decoded, DeadLetter):
+                pipe.reject(decoded)
+                summary.dead_letters += 1
+                summary.dead_letters_by_reason[decoded.reason] += 1
+                dead_out.write(decoded.model_dump_json() + "\n")
+                continue
+            event = decoded
+            out = pipe.screen(event, store.get(event.conversation_id))
+            if out.memory is not None:
+                store.put(event.conversation_id, out.memory)
+            summary.events += 1
+            summary.events_by_role[event.role] += 1
+            if out.abstained is not None:
+                summary.abstained += out.abstained
+                summary.answered += not out.abstained
+            for f in out.findings:
+                summary.findings += 1
+                summary.findings_by_category[f.category] += 1
+                summary.findings_by_entity[f.entity] += 1
+                summary.findings_by_direction[f.direction] += 1
+                findings_out.write(f.model_dump_json() + "\n")
+    (out_dir / "metrics.prom").write_bytes(pipe.metrics.exposition())
+    (out_dir / "summary.json").write_text(json.dumps(summary.as_dict(), indent=2) + "\n")
+    return summary
+
+
+def _progress(
+    stack: ExitStack, stream: IO[str] | None, total: int | None
+) -> Callable[[int], None] | None:
+    """A byte-count progress callback drawing on ``stream`` (a terminal), or ``None``."""
+    if stream is None:
+        return None
+    from rich.console import Console
+    from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
+
+    prog = Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        console=Console(file=stream),
+        transient=True,
+    )
+    stack.enter_context(prog)
+    task = prog.add_task("scanning", total=total)
+    pending = 0
+
+    def advance(n: int) -> None:
+        nonlocal pending
+        pending += n
+        if pending >= 1 << 20:
+            prog.update(task, advance=pending)
+            pending = 0
+
+    return advance

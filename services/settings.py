@@ -1,0 +1,78 @@
+"""Settings from the environment (``VIGIL_*``), validated by pydantic-settings."""
+
+from __future__ import annotations
+
+from functools import cached_property
+from pathlib import Path
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from schemas.events import DEFAULT_MAX_CONTENT_BYTES
+from services.screening.memory import MemoryLimits
+
+__all__ = ["REPO_ROOT", "Settings"]
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+_DEV_KEY = "vigil-development-key-change-me"
+
+
+class Settings(BaseSettings):
+    """Every knob of Vigil. Environment variables are ``VIGIL_`` + the field name in capitals."""
+
+    model_config = SettingsConfigDict(env_prefix="VIGIL_", extra="ignore", frozen=True)
+
+    # Kafka
+    kafka_bootstrap: str = "127.0.0.1:9092"
+    kafka_security_protocol: str = "PLAINTEXT"
+    kafka_sasl_mechanism: str | None = None
+    kafka_sasl_username: str | None = None
+    kafka_sasl_password: SecretStr | None = None
+    input_topic: str = "chat.events"
+    findings_topic: str = "vigil.findings"
+    dlq_topic: str = "vigil.dlq"
+    topic_partitions: int = Field(default=4, ge=1)
+    topic_replication: int = Field(default=1, ge=1)
+
+    # Worker
+    app_id: str = "vigil"
+    web_host: str = "127.0.0.1"
+    web_port: int = Field(default=6066, ge=1, le=65535)
+    data_dir: Path = Path(".vigil-data")
+    session_timeout_seconds: float = Field(default=10.0, gt=0)
+
+    # Rules and screening
+    rules_dir: Path = REPO_ROOT / "rules" / "packs"
+    prompts_file: Path | None = REPO_ROOT / "rules" / "prompts.yaml"
+    max_content_bytes: int = Field(default=DEFAULT_MAX_CONTENT_BYTES, ge=1, le=16 * 1024 * 1024)
+    dead_letter_keep_bytes: int = Field(default=4096, ge=0)
+    #: Secret for keyed hashes in conversation memory and hash masks. Set it in production.
+    memory_key: SecretStr = SecretStr(_DEV_KEY)
+    memory_max_values: int = Field(default=256, ge=1)
+    memory_max_age_seconds: float = Field(default=7 * 24 * 3600, gt=0)
+    memory_max_conversations: int = Field(default=100_000, ge=1)
+    #: Tenants that get their own metric label; every other tenant is counted as ``other``.
+    metric_tenants: list[str] = Field(default_factory=list)
+
+    @field_validator("metric_tenants", mode="before")
+    @classmethod
+    def _split(cls, value: object) -> object:
+        if isinstance(value, str) and not value.startswith("["):
+            return [v.strip() for v in value.split(",") if v.strip()]
+        return value
+
+    @property
+    def key_bytes(self) -> bytes:
+        return self.memory_key.get_secret_value().encode("utf-8")
+
+    @property
+    def uses_dev_key(self) -> bool:
+        return self.memory_key.get_secret_value() == _DEV_KEY
+
+    @cached_property
+    def memory_limits(self) -> MemoryLimits:
+        return MemoryLimits(
+            max_values=self.memory_max_values,
+            max_age_seconds=self.memory_max_age_seconds,
+            max_conversations=self.memory_max_conversations,
+        )

@@ -1,0 +1,124 @@
+"""The Faust worker: ``chat.events`` → screening → ``vigil.findings`` / ``vigil.dlq``.
+
+One agent with ``concurrency=1`` (faust-streaming #606: higher concurrency can commit past a
+message still in flight); scale with partitions and worker processes. Conversation memory lives
+in a Faust table whose changelog topic makes it survive restarts; it is keyed like the input
+topic, so a conversation's memory sits on the partition that owns its events.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import faust
+from faust.sensors.prometheus import setup_prometheus_sensors
+from prometheus_client import CollectorRegistry
+
+from schemas.outputs import DeadLetter
+from services.ingest import dead_letter
+from services.pipeline import Pipeline
+from services.screening import ConversationMemory
+from services.settings import Settings
+
+__all__ = ["create_app", "kafka_broker_url"]
+
+log = logging.getLogger("vigil.worker")
+
+
+def kafka_broker_url(settings: Settings) -> str:
+    return ",".join(f"kafka://{hp.strip()}" for hp in settings.kafka_bootstrap.split(","))
+
+
+def _broker_credentials(settings: Settings) -> Any:
+    if settings.kafka_sasl_mechanism is None:
+        return None
+    password = (
+        settings.kafka_sasl_password.get_secret_value() if settings.kafka_sasl_password else ""
+    )
+    return faust.SASLCredentials(
+        username=settings.kafka_sasl_username or "",
+        password=password,
+        mechanism=settings.kafka_sasl_mechanism,
+    )
+
+
+def create_app(settings: Settings, registry: CollectorRegistry | None = None) -> faust.App:
+    """Build the worker app; ``registry`` gets Faust's and Vigil's metrics, served at /metrics."""
+    registry = registry if registry is not None else CollectorRegistry()
+    pipeline = Pipeline(settings, registry)
+    app = faust.App(
+        settings.app_id,
+        broker=kafka_broker_url(settings),
+        broker_credentials=_broker_credentials(settings),
+        store="memory://",
+        topic_partitions=settings.topic_partitions,
+        topic_replication_factor=settings.topic_replication,
+        web_host=settings.web_host,
+        web_port=settings.web_port,
+        web_bind=settings.web_host,
+        datadir=str(settings.data_dir),
+        broker_session_timeout=settings.session_timeout_seconds,
+        broker_heartbeat_interval=min(3.0, settings.session_timeout_seconds / 3),
+        producer_acks=-1,
+        key_serializer="raw",
+        value_serializer="raw",
+    )
+    setup_prometheus_sensors(app, pattern="/metrics", registry=registry, name_prefix="faust")
+    chat_events = app.topic(settings.input_topic, key_type=bytes, value_type=bytes)
+    findings_topic = app.topic(settings.findings_topic, key_type=bytes, value_type=bytes)
+    dlq_topic = app.topic(settings.dlq_topic, key_type=bytes, value_type=bytes)
+    memory = app.Table(
+        "conversation-memory",
+        default=None,
+        partitions=settings.topic_partitions,
+        key_type=str,
+        value_type=dict,
+        help="Keyed hashes of values users gave in their own turns, per conversation.",
+    )
+
+    @app.agent(chat_events, concurrency=1)
+    async def screen_events(stream: faust.StreamT[bytes]) -> None:
+        async for ev in stream.events():
+            msg = ev.message
+            raw = ev.value if isinstance(ev.value, bytes) else b""
+            source = f"{msg.topic}/{msg.partition}/{msg.offset}"
+            key = ev.key if isinstance(ev.key, bytes) else None
+            try:
+                decoded = pipeline.decode(raw, source)
+                if isinstance(decoded, DeadLetter):
+                    pipeline.reject(decoded)
+                    await dlq_topic.send(key=key, value=decoded.model_dump_json().encode())
+                    continue
+                cid = decoded.conversation_id
+                stored = memory.get(cid)
+                before = ConversationMemory.model_validate(stored) if stored else None
+                out = pipeline.screen(decoded, before)
+                if out.memory is not None and out.memory is not before:
+                    memory[cid] = out.memory.model_dump()
+                for finding in out.findings:
+                    await findings_topic.send(
+                        key=cid.encode(), value=finding.model_dump_json().encode()
+                    )
+            except Exception as exc:  # a bug must not stop the worker nor lose the message
+                log.error("processing failed at %s: %s", source, type(exc).__name__)
+                dl = dead_letter(
+                    raw,
+                    "processing_error",
+                    f"{type(exc).__name__} while screening",
+                    source,
+                    settings.dead_letter_keep_bytes,
+                )
+                pipeline.reject(dl)
+                await dlq_topic.send(key=key, value=dl.model_dump_json().encode())
+
+    @app.page("/healthz")
+    async def healthz(self: faust.web.View, request: faust.web.Request) -> faust.web.Response:
+        return self.json({"status": "ok", "rules": len(pipeline.engine.rules)})
+
+    # Handles for tests (agent.test_context()) and for the web views of later stages.
+    app.vigil_pipeline = pipeline  # type: ignore[attr-defined]
+    app.vigil_agent = screen_events  # type: ignore[attr-defined]
+    app.vigil_topics = {"findings": findings_topic, "dlq": dlq_topic}  # type: ignore[attr-defined]
+    app.vigil_memory = memory  # type: ignore[attr-defined]
+    return app

@@ -1,0 +1,75 @@
+"""Integration tests against a real Kafka broker.
+
+The session-scoped ``kafka_bootstrap`` fixture returns ``$VIGIL_KAFKA_BOOTSTRAP`` when it is set
+(after checking the broker answers); otherwise it starts a private broker with
+``deploy/kafka/launcher.py`` in a temporary state dir and stops it when the session ends.
+A broker that cannot start fails the tests: they are never skipped.
+Every test in this folder is marked ``kafka``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+LAUNCHER_PATH = HERE.parent.parent / "deploy" / "kafka" / "launcher.py"
+ENV_BOOTSTRAP = "VIGIL_KAFKA_BOOTSTRAP"
+
+
+def load_launcher() -> ModuleType:
+    """Import deploy/kafka/launcher.py by path (deploy/ is not a package)."""
+    name = "vigil_kafka_launcher"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, LAUNCHER_PATH)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {LAUNCHER_PATH}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # This hook sees the whole session's items: mark only the ones under this folder.
+    for item in items:
+        if HERE in Path(item.path).resolve().parents:
+            item.add_marker(pytest.mark.kafka)
+
+
+@pytest.fixture(scope="session")
+def kafka_bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    launcher = load_launcher()
+    external = os.environ.get(ENV_BOOTSTRAP)
+    if external:
+        if not launcher.wait_ready(external, timeout_s=60):
+            pytest.fail(f"{ENV_BOOTSTRAP}={external} is set but no broker answers there", False)
+        yield external
+        return
+
+    state_dir = tmp_path_factory.mktemp("kafka")
+    t0 = time.monotonic()
+    error = None
+    try:
+        bootstrap = launcher.start(state_dir)
+    except Exception as exc:
+        error = f"the Kafka broker could not start: {exc}"
+        launcher.stop(state_dir)
+    if error is not None:  # outside the except block: no chained traceback
+        pytest.fail(error, pytrace=False)
+    print(f"\nKafka ready at {bootstrap} in {time.monotonic() - t0:.1f}s (state: {state_dir})")
+    # Subprocesses started by tests (workers, CLIs) find the broker the same way.
+    os.environ[ENV_BOOTSTRAP] = bootstrap
+    try:
+        yield bootstrap
+    finally:
+        os.environ.pop(ENV_BOOTSTRAP, None)
+        launcher.stop(state_dir)
