@@ -19,16 +19,30 @@ from schemas.outputs import (
     Finding,
     Severity,
 )
+from schemas.verdicts import (
+    CitationIssue,
+    ClaimCheck,
+    ClaimStatus,
+    ClaimVerdict,
+    GroundingReport,
+    JudgeLabel,
+)
 
 __all__ = [
     "SCHEMA_VERSION",
     "Category",
     "ChatEvent",
+    "CitationIssue",
     "Claim",
+    "ClaimCheck",
+    "ClaimStatus",
+    "ClaimVerdict",
     "DeadLetter",
     "DeadLetterReason",
     "Direction",
     "Finding",
+    "GroundingReport",
+    "JudgeLabel",
     "Passage",
     "Role",
     "Severity",

@@ -9,6 +9,7 @@ from pydantic import BaseModel
 
 from schemas.events import ChatEvent
 from schemas.outputs import DeadLetter, Finding
+from schemas.verdicts import ClaimVerdict, GroundingReport
 
 __all__ = ["JSON_DIR", "MODELS", "export", "render"]
 
@@ -17,6 +18,8 @@ MODELS: dict[str, type[BaseModel]] = {
     "ChatEvent": ChatEvent,
     "Finding": Finding,
     "DeadLetter": DeadLetter,
+    "ClaimVerdict": ClaimVerdict,
+    "GroundingReport": GroundingReport,
 }
 
 

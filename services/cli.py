@@ -28,8 +28,8 @@ app.add_typer(rules_app, name="rules")
 app.add_typer(topics_app, name="topics")
 app.add_typer(schemas_app, name="schemas")
 
-out = Console()
-err = Console(stderr=True)
+out = Console(highlight=False)
+err = Console(stderr=True, soft_wrap=True, highlight=False)
 
 
 def _settings(**overrides: object) -> Settings:

@@ -8,7 +8,8 @@ enforce the size limit before they get here (``ChatEvent`` rejects over-size con
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from bisect import bisect_right
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import re2
@@ -38,6 +39,7 @@ class _Matcher:
     rule: Rule
     pattern: Pattern
     regex: re2._Regexp  # type: ignore[name-defined]
+    group: int  # index of the value group (a group name is resolved once, here)
 
 
 def _applies(rule: Rule, role: str, language: str | None) -> bool:
@@ -68,7 +70,9 @@ class RuleEngine:
                     for i, c in enumerate(self.prompts.canaries)
                 ]
             for pat in pats:
-                self._matchers.append(_Matcher(rule, pat, re2.compile(pat.regex)))
+                regex = re2.compile(pat.regex)
+                group = regex.groupindex[pat.group] if isinstance(pat.group, str) else pat.group
+                self._matchers.append(_Matcher(rule, pat, regex, group))
                 self._set.Add(pat.regex)
         self._empty = not self._matchers
         if not self._empty:
@@ -89,22 +93,22 @@ class RuleEngine:
         """
         found: list[Match] = []
         if not self._empty and text:
-            for idx in self._set.Match(text) or ():
+            # Encoded once for the prefilter and every pattern; lone surrogates pass through
+            # (RE2 sees invalid bytes) instead of raising.
+            encoded = text.encode("utf-8", "surrogatepass")
+            for idx in self._set.Match(encoded) or ():
                 m = self._matchers[idx]
                 if _applies(m.rule, role, language):
-                    found.extend(self._confirm(m, text))
+                    found.extend(self._confirm(m, text, encoded))
         for rule in self._overlap_rules:
             if _applies(rule, role, language):
                 found.extend(self._overlap(rule, text))
         return _resolve(found)
 
-    def _confirm(self, m: _Matcher, text: str) -> Iterable[Match]:
+    def _confirm(self, m: _Matcher, text: str, encoded: bytes) -> Iterable[Match]:
         rule, pat = m.rule, m.pattern
         validate = VALIDATORS[rule.validator] if rule.validator else None
-        for hit in m.regex.finditer(text):
-            start, end = hit.span(pat.group)
-            if start < 0 or end <= start:
-                continue
+        for start, end in _value_spans(m.regex, m.group, encoded):
             value = text[start:end]
             if validate is not None and not validate(value, rule.validator_args):
                 continue
@@ -143,25 +147,88 @@ class RuleEngine:
         return hits
 
 
+_CONTINUATION = bytes(range(0x80, 0xC0))
+
+
+def _chars(utf8: bytes) -> int:
+    """Code points in a UTF-8 slice: the bytes that are not continuation bytes."""
+    return len(utf8.translate(None, _CONTINUATION))
+
+
+def _value_spans(
+    regex: re2._Regexp,  # type: ignore[name-defined]
+    group: int,
+    encoded: bytes,
+) -> Iterator[tuple[int, int]]:
+    """Code-point spans of the value group of every match, left to right.
+
+    The next search starts where the previous *value* ended, not where the whole match ended: a
+    pattern may consume a boundary character after its value (RE2 has no lookaround), and that
+    character must stay available as the leading boundary of the next value (``1.1.1.1,8.8.8.8``).
+    The text is searched as UTF-8 bytes encoded once, so each search costs only what it scans;
+    byte offsets become code-point offsets incrementally.
+    """
+    pos, size = 0, len(encoded)
+    last_byte, last_char = 0, 0
+    while pos <= size:
+        hit = regex.search(encoded, pos)
+        if hit is None:
+            return
+        b_start, b_end = hit.span(group)
+        if b_start < 0 or b_end <= b_start:
+            # The value group took no part: step past this match, by at least one character.
+            nxt = max(hit.end(), pos + 1)
+            while nxt < size and (encoded[nxt] & 0xC0) == 0x80:
+                nxt += 1
+            pos = nxt
+            continue
+        start = last_char + _chars(encoded[last_byte:b_start])
+        end = start + _chars(encoded[b_start:b_end])
+        last_byte, last_char = b_end, end
+        yield start, end
+        pos = b_end
+
+
 def _near_context(rule: Rule, text: str, start: int, end: int) -> str | None:
+    """The first context word found as a whole word within ``context_window`` characters of the
+    value (so ``ip`` does not fire on "zip", nor ``bsn`` inside a longer token)."""
     w = rule.context_window
     window = text[max(0, start - w) : end + w].lower()
     for word in rule.context:
-        if word.lower() in window:
-            return word
+        needle = word.lower()
+        at = window.find(needle)
+        while at >= 0:
+            after = at + len(needle)
+            head_ok = at == 0 or not (needle[0].isalnum() and window[at - 1].isalnum())
+            tail_ok = after == len(window) or not (needle[-1].isalnum() and window[after].isalnum())
+            if head_ok and tail_ok:
+                return word
+            at = window.find(needle, at + 1)
     return None
 
 
 def _resolve(found: list[Match]) -> list[Match]:
+    """Keep the best of overlapping matches of one category (score, then length, then first).
+
+    The kept spans of a category never overlap one another, so a candidate is checked against its
+    two neighbours in a sorted list rather than against every kept match: a hostile message with
+    thousands of matches stays cheap.
+    """
     if len(found) < 2:
         return found
-    ranked = sorted(found, key=lambda m: (-m.score, -(m.end - m.start), m.start))
-    kept: list[Match] = []
+    ranked = sorted(found, key=lambda m: (-m.score, -(m.end - m.start), m.start, m.rule.id))
+    starts: dict[str, list[int]] = {}
+    spans: dict[str, list[Match]] = {}
     for m in ranked:
-        if any(
-            k.rule.category == m.rule.category and k.start < m.end and m.start < k.end for k in kept
-        ):
+        cat_starts = starts.setdefault(m.rule.category, [])
+        cat_spans = spans.setdefault(m.rule.category, [])
+        i = bisect_right(cat_starts, m.start)
+        if i > 0 and cat_spans[i - 1].end > m.start:
             continue
-        kept.append(m)
+        if i < len(cat_spans) and cat_spans[i].start < m.end:
+            continue
+        cat_starts.insert(i, m.start)
+        cat_spans.insert(i, m)
+    kept = [m for cat in spans.values() for m in cat]
     kept.sort(key=lambda m: (m.start, m.end, m.rule.id))
     return kept

@@ -47,9 +47,10 @@ def _digits(value: str) -> str:
 
 @register("luhn")
 def _luhn(value: str, args: Mapping[str, Any]) -> bool:
-    """Payment card numbers: 13–19 digits passing the Luhn check."""
+    """Payment card numbers: 13–19 digits (``min_digits`` / ``max_digits``) passing Luhn."""
     digits = _digits(value)
-    if not 13 <= len(digits) <= 19 or len(set(digits)) == 1:
+    low, high = int(args.get("min_digits", 13)), int(args.get("max_digits", 19))
+    if not low <= len(digits) <= high or len(set(digits)) == 1:
         return False
     return bool(luhn.is_valid(digits))
 
@@ -71,9 +72,16 @@ def _nl_bsn(value: str, args: Mapping[str, Any]) -> bool:
 
 @register("us_ssn")
 def _us_ssn(value: str, args: Mapping[str, Any]) -> bool:
-    """US SSN: area not 000/666/9xx, group not 00, serial not 0000, no advertised numbers."""
+    """US SSN: area not 000/666/9xx, group not 00, serial not 0000, no advertised numbers.
+
+    Separators are the pattern's business: ``078 05 1123`` and ``078.05.1123`` are checked as
+    ``078051123`` (python-stdnum itself only strips dashes).
+    """
+    digits = _digits(value)
+    if len(digits) != 9:
+        return False
     try:
-        ssn.validate(value)
+        ssn.validate(digits)
     except StdnumError:
         return False
     return True
@@ -92,9 +100,16 @@ def _vn_cccd(value: str, args: Mapping[str, Any]) -> bool:
 
 @register("phone")
 def _phone(value: str, args: Mapping[str, Any]) -> bool:
-    """A valid phone number (phonenumbers) for one of ``args['regions']`` or in +E.164 form."""
+    """A valid phone number (phonenumbers) for one of ``args['regions']``, or in international
+    form: ``+`` or ``00`` (the ITU international prefix, dialled from most countries) and a
+    country code, valid for whatever country that is."""
+    value = value.strip()
+    bare = value.lstrip("( ")  # "(+31) 6 1234 5678"
+    international = bare.startswith(("+", "00"))
+    if bare.startswith("00"):
+        value = "+" + bare[2:]
     regions = args.get("regions") or ["NL", "VN", "GB", "US"]
-    candidates = [None] if value.lstrip().startswith("+") else list(regions)
+    candidates = [None] if international else list(regions)
     for region in candidates:
         try:
             number = phonenumbers.parse(value, region)
@@ -102,7 +117,7 @@ def _phone(value: str, args: Mapping[str, Any]) -> bool:
             continue
         if phonenumbers.is_valid_number(number):
             allowed = args.get("regions")
-            if value.lstrip().startswith("+") or not allowed:
+            if international or not allowed:
                 return True
             if phonenumbers.region_code_for_number(number) in allowed:
                 return True
@@ -143,14 +158,28 @@ def _jwt(value: str, args: Mapping[str, Any]) -> bool:
 
 @register("not_placeholder")
 def _not_placeholder(value: str, args: Mapping[str, Any]) -> bool:
-    """Reject obvious placeholders in secret assignments (``password=changeme``, ``<token>``)."""
+    """Reject obvious placeholders in secret assignments (``password=changeme``, ``<token>``).
+
+    Args: ``placeholders`` (whole values), ``placeholder_substrings`` (``your``, ``example``...),
+    ``min_length`` (default 6) and ``min_char_classes`` (default 1): how many of letters, digits
+    and other characters the value must mix, so ``password is incorrect`` is not a password.
+    """
     v = value.strip().strip("'\"")
     low = v.lower()
     placeholders = {str(p).lower() for p in args.get("placeholders", [])}
     if (
         low in placeholders
-        or low.startswith(("<", "${", "{{", "%("))
+        or low.startswith(("<", "${", "{{", "%(", "%s"))
+        or (low.startswith("$") and low[1:].replace("_", "a").isalnum())  # $ENV_VAR
         or set(low) <= {"*", "x", "."}
+        or any(str(sub).lower() in low for sub in args.get("placeholder_substrings", []))
     ):
         return False
-    return len(v) >= int(args.get("min_length", 6))
+    classes = (
+        any(ch.isalpha() for ch in v)
+        + any(ch.isdigit() for ch in v)
+        + any(not ch.isalnum() for ch in v)
+    )
+    return len(v) >= int(args.get("min_length", 6)) and classes >= int(
+        args.get("min_char_classes", 1)
+    )

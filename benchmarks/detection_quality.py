@@ -1,0 +1,763 @@
+"""Detection quality of the default rule packs against public labelled corpora (issue 2, item 10).
+
+Run from the repo root::
+
+    python benchmarks/detection_quality.py --write docs/detection-quality.md
+
+Each corpus becomes :class:`Case` records: a text, the entities judged on it, the gold spans of
+those entities, and *excluded* gold spans, each with the reason it is excluded: outside what the
+rule claims (a Swiss phone number, a loopback address), or a corpus label we disagree with. A
+prediction matches a gold span of the same entity when they overlap (one to one); a prediction
+overlapping an excluded span counts neither way. Every metric is given twice: ``raw`` against the
+labels as published and ``claimed`` with the exclusions. The gate (0.95, ``Report.failures``)
+applies to ``claimed``; the report lists every exclusion and every remaining disagreement.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import ipaddress
+import json
+import random
+import sys
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import phonenumbers
+from phonenumbers import Leniency
+from stdnum.nl import bsn
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+if str(REPO_ROOT) not in sys.path:  # runnable as a script from anywhere
+    sys.path.insert(0, str(REPO_ROOT))
+
+from services.rules import RuleEngine, load_packs, load_prompt_registry  # noqa: E402
+
+__all__ = [
+    "CLAIMED",
+    "NOT_CLAIMED",
+    "THRESHOLD",
+    "Case",
+    "Report",
+    "build_cases",
+    "default_corpora",
+    "default_engine",
+    "measure",
+    "render_markdown",
+]
+
+THRESHOLD = 0.95
+COMMAND = "python benchmarks/detection_quality.py --write docs/detection-quality.md"
+
+#: Entities whose precision and recall we claim (the gate), with what the claim covers.
+CLAIMED: dict[str, str] = {
+    "EMAIL_ADDRESS": "addresses with a letter or punycode TLD",
+    "PHONE_NUMBER": (
+        "NL, VN, GB (+GG/JE/IM) and US/CA numbers in a grouping phonenumbers accepts for the"
+        " country, or any valid number written with + or 00"
+    ),
+    "CREDIT_CARD": "13–19 digits (12 next to a card word), contiguous or usual groups, Luhn",
+    "IBAN_CODE": "compact, or upper case in groups of four (spaces or dashes); python-stdnum valid",
+    "IP_ADDRESS": "IPv4 / IPv6 other than loopback and unspecified",
+    "US_SSN": "123-45-6789, or any 9-digit form next to an SSN word",
+    "NL_BSN": "9 digits passing the 11-check next to a BSN word",
+    "SECRET:aws_key": "AWS access key ids; secret keys in aws_*secret/access* assignments",
+    "SECRET:github_token": "ghp_ / gho_ / ghu_ / ghs_ / ghr_ and github_pat_ tokens",
+    "SECRET:slack": "Slack tokens (xoxa/b/p/o/r/s-) and incoming-webhook URLs",
+    "SECRET:jwt": "JWTs whose header decodes to JSON with alg",
+    "SECRET:stripe_key": "Stripe live secret and restricted keys",
+    "SECRET:openai": "OpenAI API keys (T3BlbkFJ marker)",
+}
+#: Entities with rules but no claim, and why.
+NOT_CLAIMED: dict[str, str] = {
+    "SECRET:basic_auth": (
+        "measured, not claimed: the corpus's only positive uses the placeholder 'password',"
+        " which the rule rejects by design, so there is no positive left to measure recall"
+    ),
+    "VN_CCCD": (
+        "no independent labelled data (python-stdnum has no CCCD module); 0 findings on the 500"
+        " English synth sentences; covered by the rule's own examples only"
+    ),
+    "PASSWORD, GENERIC_SECRET, PRIVATE_KEY, GOOGLE_API_KEY, GITLAB_TOKEN, ANTHROPIC_API_KEY": (
+        "no labelled cases in the corpora for these rules (see the cross-check table for what they"
+        " find on detect-secrets rows of other plugins); examples only"
+    ),
+    "DOSE_STATEMENT, CONTRAINDICATION, ABSTENTION, PROMPT_CANARY, SYSTEM_PROMPT": (
+        "no labelled corpus; examples only (see the unlabelled-text scan below for what the"
+        " medical rules find in PubMedQA abstracts)"
+    ),
+}
+#: detect-secrets plugin -> the entities of ours that cover it.
+SECRET_PLUGINS: dict[str, frozenset[str]] = {
+    "aws_key": frozenset({"AWS_ACCESS_KEY", "AWS_SECRET_KEY"}),
+    "github_token": frozenset({"GITHUB_TOKEN"}),
+    "slack": frozenset({"SLACK_TOKEN", "SLACK_WEBHOOK"}),
+    "jwt": frozenset({"JWT"}),
+    "stripe_key": frozenset({"STRIPE_KEY"}),
+    "openai": frozenset({"OPENAI_API_KEY"}),
+    "basic_auth": frozenset({"URL_CREDENTIALS"}),
+}
+PII_ENTITIES = (
+    "EMAIL_ADDRESS",
+    "PHONE_NUMBER",
+    "CREDIT_CARD",
+    "IBAN_CODE",
+    "IP_ADDRESS",
+    "US_SSN",
+    "NL_BSN",
+    "VN_CCCD",
+)
+PHONE_REGIONS = ("NL", "VN", "GB", "GG", "JE", "IM", "US", "CA")
+SSN_WORDS = ("ssn", "social security")
+
+#: Corpus labels we disagree with, by case id: excluded from ``claimed``, listed with the reason.
+OVERRIDES: dict[str, str] = {
+    "detect-secrets-0032": (
+        "label disputed: wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY is the example key printed in"
+        " the AWS documentation, which chatbots quote when explaining configuration; the rule"
+        " rejects values containing EXAMPLE"
+    ),
+    "detect-secrets-0035": (
+        "label disputed: https://username:password@yelp.com has the literal placeholder"
+        " 'password'; placeholders are rejected by design"
+    ),
+}
+#: Disagreements that stay counted, by case id, with the explanation shown in the report.
+NOTES: dict[str, str] = {
+    "presidio-case-0049": (
+        "BE68539007547034 passes mod-97, but python-stdnum's Belgian check rejects bank code 539"
+        " (not in its bank registry); we keep the stricter national check"
+    ),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    start: int
+    end: int
+    entity: str
+    note: str = ""  # why a gold span is excluded, or which rule made a prediction
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    """One text, the entities judged on it, their gold spans and the excluded gold spans.
+
+    ``count`` replaces spans where the corpus gives only the number of expected detections;
+    ``whole`` marks a case-level label (detect-secrets): one prediction makes the text positive.
+    """
+
+    id: str
+    corpus: str
+    text: str
+    judged: frozenset[str]
+    gold: tuple[Span, ...] = ()
+    excluded: tuple[Span, ...] = ()
+    count: int | None = None
+    whole: bool = False
+    language: str | None = None
+
+
+@dataclass
+class Tally:
+    cases: int = 0
+    tp: int = 0
+    fp: int = 0
+    fn: int = 0
+    exact: int = 0  # true positives whose span equals the gold span
+
+    def add(self, other: Tally) -> None:
+        self.cases += other.cases
+        self.tp += other.tp
+        self.fp += other.fp
+        self.fn += other.fn
+        self.exact += other.exact
+
+    @property
+    def precision(self) -> float:
+        return self.tp / (self.tp + self.fp) if self.tp + self.fp else 1.0
+
+    @property
+    def recall(self) -> float:
+        return self.tp / (self.tp + self.fn) if self.tp + self.fn else 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class Disagreement:
+    entity: str
+    kind: str  # "FP" | "FN" | "excluded"
+    case_id: str
+    text: str
+    value: str
+    why: str
+
+
+@dataclass
+class Report:
+    claimed: dict[str, Tally] = field(default_factory=lambda: defaultdict(Tally))
+    raw: dict[str, Tally] = field(default_factory=lambda: defaultdict(Tally))
+    by_corpus: dict[tuple[str, str], Tally] = field(default_factory=lambda: defaultdict(Tally))
+    disagreements: list[Disagreement] = field(default_factory=list)
+
+    def failures(self, threshold: float = THRESHOLD) -> list[str]:
+        """Claimed entities below ``threshold`` in precision or recall (empty: the gate passes)."""
+        out = []
+        for entity in CLAIMED:
+            t = self.claimed.get(entity, Tally())
+            if t.tp + t.fn == 0:
+                out.append(f"{entity}: no labelled positives")
+            elif t.precision < threshold or t.recall < threshold:
+                out.append(f"{entity}: precision {t.precision:.3f}, recall {t.recall:.3f}")
+        return out
+
+
+# ------------------------------------------------------------------------------- claims (scope)
+
+
+def _phone_in_claim(value: str) -> bool:
+    """Any valid number written with + or 00; else a valid number of a claimed country written
+    in a grouping phonenumbers accepts for it (``STRICT_GROUPING``), with the trunk 0 where the
+    country has one. This keeps out foreign local numbers whose digits happen to be valid in a
+    claimed country (a Swiss ``056 590 36 33`` is also a valid Vietnamese digit string)."""
+    v = value.strip()
+    if v.startswith(("+", "00")):
+        try:
+            return phonenumbers.is_valid_number(phonenumbers.parse("+" + v.lstrip("+0"), None))
+        except phonenumbers.NumberParseException:
+            return False
+    digits = "".join(ch for ch in v if ch.isdigit())
+    for region in PHONE_REGIONS:
+        meta = phonenumbers.PhoneMetadata.metadata_for_region(region)
+        if meta is not None and meta.national_prefix == "0" and not digits.startswith("0"):
+            continue
+        for m in phonenumbers.PhoneNumberMatcher(v, region, leniency=Leniency.STRICT_GROUPING):
+            if phonenumbers.region_code_for_number(m.number) in PHONE_REGIONS:
+                return True
+    return False
+
+
+def _outside_claim(entity: str, text: str, start: int, end: int) -> str | None:
+    """Why a gold span lies outside what our rules claim, or ``None`` when it is inside."""
+    value = text[start:end]
+    if entity == "PHONE_NUMBER" and not _phone_in_claim(value):
+        return (
+            "outside claim: not a NL/VN/GB/US number in that country's grouping, nor a valid"
+            " +/00 international number (phonenumbers)"
+        )
+    if entity == "IP_ADDRESS":
+        if text[end : end + 1] == "." and text[end + 1 : end + 2].isdigit():
+            return "outside claim: part of a longer dotted number (1.2.3.4.5 is not an address)"
+        try:
+            addr = ipaddress.ip_address(value.split("/", 1)[0].split("%", 1)[0])
+        except ValueError:
+            return None
+        if addr.is_loopback or addr.is_unspecified:
+            return "outside claim: loopback / unspecified address is not personal data"
+    if entity == "US_SSN":
+        dashed = len(value) == 11 and value[3] == "-" and value[6] == "-"
+        window = text[max(0, start - 60) : end + 60].lower()
+        if not dashed and not any(w in window for w in SSN_WORDS):
+            return "outside claim: not 123-45-6789 and no SSN word nearby"
+    if entity == "IBAN_CODE":
+        groups = value.replace("-", " ").split(" ")
+        compact = len(groups) == 1 and value.isalnum()
+        grouped = (
+            all(g.isalnum() and (g.isupper() or g.isdigit()) for g in groups)
+            and all(len(g) == 4 for g in groups[:-1])
+            and 1 <= len(groups[-1]) <= 4
+        )
+        if not (compact or grouped):
+            return "outside claim: neither compact nor upper case in groups of four"
+    return None
+
+
+def _case(
+    cid: str,
+    corpus: str,
+    text: str,
+    judged: Iterable[str],
+    spans: Iterable[Span],
+    **kw: Any,
+) -> Case:
+    gold, excluded = [], []
+    for s in spans:
+        why = OVERRIDES.get(cid) or _outside_claim(s.entity, text, s.start, s.end)
+        (excluded if why else gold).append(Span(s.start, s.end, s.entity, why or ""))
+    return Case(cid, corpus, text, frozenset(judged), tuple(gold), tuple(excluded), **kw)
+
+
+# ------------------------------------------------------------------------------------ corpora
+
+
+def _jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    with path.open(encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                yield json.loads(line)
+
+
+def presidio_recognizer_cases(corpora: Path) -> Iterator[Case]:
+    """Presidio's recognizer tests: only the target entity is judged on each text. Phone cases
+    run with a non-default ``leniency`` are skipped (Presidio's default is 1, VALID)."""
+    path = corpora / "presidio_recognizer_cases" / "presidio_recognizer_cases.jsonl"
+    for r in _jsonl(path):
+        entity = r["target_entity"]
+        if entity not in PII_ENTITIES or (r.get("extra_params") or {}).get("leniency", 1) != 1:
+            continue
+        spans = [Span(s["start"], s["end"], entity) for s in r["spans"]]
+        if r["expected_count"] and not spans:  # upstream gives a count but no positions
+            yield Case(
+                r["id"],
+                "presidio_recognizer_cases",
+                r["text"],
+                frozenset({entity}),
+                count=r["expected_count"],
+            )
+        else:
+            yield _case(r["id"], "presidio_recognizer_cases", r["text"], {entity}, spans)
+
+
+def presidio_synth_cases(corpora: Path) -> Iterator[Case]:
+    """Synthetic sentences labelled for all their PII: every PII entity of ours is judged."""
+    for r in _jsonl(corpora / "presidio_synth_pii" / "presidio_synth_pii_500.jsonl"):
+        spans = [
+            Span(s["start"], s["end"], s["entity_type"])
+            for s in r["spans"]
+            if s["entity_type"] in PII_ENTITIES
+        ]
+        yield _case(r["id"], "presidio_synth_pii", r["text"], PII_ENTITIES, spans)
+
+
+def stdnum_cases(corpora: Path) -> Iterator[Case]:
+    """python-stdnum IBAN and BSN vectors and django-localflavor BSNs, as written upstream.
+
+    IBANs are judged bare (the rule needs no context). BSNs follow "Mijn BSN is", as the rule
+    claims BSNs next to a BSN word only: that sentence is ours, the labels are upstream's. IBANs
+    valid only with ``check_country=False`` are negatives for us (we apply the national checks).
+    """
+    rows = [
+        *_jsonl(corpora / "stdnum_vectors" / "stdnum_vectors.jsonl"),
+        *_jsonl(corpora / "stdnum_vectors" / "localflavor_nl_bsn.jsonl"),
+    ]
+    seen: set[tuple[str, str]] = set()
+    for r in rows:
+        module, number = r["module"], r["number"]
+        if module not in ("iban", "nl.bsn") or (module, number) in seen:
+            continue
+        seen.add((module, number))
+        valid = r["valid"] and not r.get("condition")
+        if module == "iban":
+            spans = [Span(0, len(number), "IBAN_CODE")] if valid else []
+            yield _case(r["id"], "stdnum_vectors", number, {"IBAN_CODE"}, spans)
+        else:
+            text = f"Mijn BSN is {number}."
+            spans = [Span(12, 12 + len(number), "NL_BSN")] if valid else []
+            yield _case(r["id"], "stdnum_vectors", text, {"NL_BSN"}, spans, language="nl")
+
+
+def bsn_constructed_cases(n: int = 2000, seed: int = 20240315) -> Iterator[Case]:
+    """CONSTRUCTED here: random 9-digit numbers in BSN sentences, labelled by python-stdnum as an
+    independent oracle (as the stdnum_vectors README suggests), and the same numbers as order or
+    invoice numbers, negative by construction."""
+    rng = random.Random(seed)
+    with_word = ("Mijn BSN is {}.", "Burgerservicenummer: {}", "BSN {} staat op mijn pas.")
+    without = ("Bestelling {} is verzonden.", "Factuur {} is betaald.", "Ticket {} is gesloten.")
+    for i in range(n):
+        number = f"{rng.randrange(10**8, 10**9):09d}"
+        text = with_word[i % 3].format(number)
+        start = text.index(number)
+        spans = [Span(start, start + 9, "NL_BSN")] if bsn.is_valid(number) else []
+        yield _case(f"bsn-word-{i:04d}", "constructed_bsn", text, {"NL_BSN"}, spans, language="nl")
+        text = without[i % 3].format(number)
+        yield _case(f"bsn-order-{i:04d}", "constructed_bsn", text, {"NL_BSN"}, [], language="nl")
+
+
+def detect_secrets_cases(corpora: Path) -> Iterator[Case]:
+    """detect-secrets plugin tests, for the plugins our rules cover: case-level labels."""
+    for r in _jsonl(corpora / "detect_secrets_cases" / "detect_secrets_cases.jsonl"):
+        plugin = r["plugin"]
+        if plugin not in SECRET_PLUGINS:
+            continue
+        entity = f"SECRET:{plugin}"
+        spans = [Span(0, max(1, len(r["text"])), entity)] if r["should_flag"] else []
+        yield _case(r["id"], "detect_secrets_cases", r["text"], {entity}, spans, whole=True)
+
+
+def build_cases(corpora: Path) -> list[Case]:
+    return [
+        *presidio_recognizer_cases(corpora),
+        *presidio_synth_cases(corpora),
+        *stdnum_cases(corpora),
+        *bsn_constructed_cases(),
+        *detect_secrets_cases(corpora),
+    ]
+
+
+# ------------------------------------------------------------------------------------ scoring
+
+
+def default_engine(repo_root: Path = REPO_ROOT) -> RuleEngine:
+    packs = load_packs([repo_root / "rules" / "packs"])
+    return RuleEngine(packs, load_prompt_registry(repo_root / "rules" / "prompts.yaml"))
+
+
+def _predictions(engine: RuleEngine, case: Case) -> dict[str, list[Span]]:
+    out: dict[str, list[Span]] = defaultdict(list)
+    for m in engine.scan(case.text, "user", case.language):
+        for entity in case.judged:
+            covered = (
+                m.rule.entity in SECRET_PLUGINS[entity.split(":", 1)[1]]
+                if case.whole
+                else m.rule.entity == entity
+            )
+            if covered:
+                out[entity].append(Span(m.start, m.end, entity, m.rule.id))
+    return out
+
+
+def _overlaps(a: Span, b: Span) -> bool:
+    return a.start < b.end and b.start < a.end
+
+
+def _judge(
+    case: Case, entity: str, preds: list[Span], raw: bool
+) -> tuple[Tally, list[Disagreement]]:
+    """TP/FP/FN of one entity on one case, and the disagreements (claimed view only)."""
+    t, out = Tally(cases=1), []
+    if case.whole:
+        preds = preds[:1]  # a case-level label: one positive per text
+
+    def say(kind: str, value: str, why: str) -> None:
+        if not raw:
+            out.append(Disagreement(entity, kind, case.id, case.text, value, why))
+
+    if case.count is not None:
+        t.tp = min(len(preds), case.count)
+        t.fp, t.fn = len(preds) - t.tp, case.count - t.tp
+        if t.fn:
+            say("FN", "", f"expected {case.count} detections, found {len(preds)}")
+        for s in preds[t.tp :]:
+            say("FP", case.text[s.start : s.end], f"rule {s.note}")
+        return t, out
+    gold = [g for g in case.gold if g.entity == entity]
+    excluded = [g for g in case.excluded if g.entity == entity]
+    if raw:
+        gold, excluded = gold + excluded, []
+    free = list(gold)
+    for s in preds:
+        hit = next((g for g in free if _overlaps(g, s)), None)
+        if hit is not None:
+            free.remove(hit)
+            t.tp += 1
+            t.exact += (hit.start, hit.end) == (s.start, s.end)
+        elif not any(_overlaps(g, s) for g in gold + excluded):
+            # (a second piece of an already matched span counts neither way)
+            t.fp += 1
+            say("FP", case.text[s.start : s.end], NOTES.get(case.id, f"rule {s.note}"))
+    t.fn = len(free)
+    for g in free:
+        say("FN", case.text[g.start : g.end], NOTES.get(case.id, ""))
+    for g in excluded:
+        found = "found anyway" if any(_overlaps(g, s) for s in preds) else "not found"
+        say("excluded", case.text[g.start : g.end], f"{g.note} ({found})")
+    return t, out
+
+
+def measure(corpora: Path, engine: RuleEngine | None = None) -> Report:
+    """Score the engine (the default packs when ``None``) on every labelled corpus case."""
+    engine = engine or default_engine()
+    report = Report()
+    for case in build_cases(corpora):
+        preds = _predictions(engine, case)
+        for entity in sorted(case.judged):
+            claimed, notes = _judge(case, entity, preds.get(entity, []), raw=False)
+            raw, _ = _judge(case, entity, preds.get(entity, []), raw=True)
+            report.claimed[entity].add(claimed)
+            report.by_corpus[(case.corpus, entity)].add(claimed)
+            report.raw[entity].add(raw)
+            report.disagreements.extend(notes)
+    return report
+
+
+# ------------------------------------------------------------------- informational (no labels)
+
+
+def secret_cross_check(corpora: Path, engine: RuleEngine) -> dict[str, Counter[str]]:
+    """Secret findings on detect-secrets rows of plugins we do not map (no claim: a generic
+    password or key rule firing on a real key of another vendor is right, not a false positive)."""
+    out: dict[str, Counter[str]] = defaultdict(Counter)
+    for r in _jsonl(corpora / "detect_secrets_cases" / "detect_secrets_cases.jsonl"):
+        if r["plugin"] in SECRET_PLUGINS:
+            continue
+        label = "should_flag" if r["should_flag"] else "should_not_flag"
+        rules = {m.rule.id for m in engine.scan(r["text"], "user") if m.rule.category == "secret"}
+        out[r["plugin"]][f"{label}_rows"] += 1
+        if rules:
+            out[r["plugin"]][f"{label}_hit"] += 1
+            for rule_id in rules:
+                out[r["plugin"]][rule_id] += 1
+    return out
+
+
+def scan_unlabelled(corpora: Path, engine: RuleEngine) -> tuple[int, int, list[tuple[str, str]]]:
+    """Every finding on PubMedQA abstracts and conclusions and HaluEval passages and answers (text
+    with many numbers and no personal data), as English assistant turns."""
+    texts = [r["text"] for r in _jsonl(corpora / "pubmedqa" / "retrieval_corpus_1000.jsonl")]
+    texts += [
+        r["long_answer"] for r in _jsonl(corpora / "pubmedqa" / "pubmedqa_pqal_test_500.jsonl")
+    ]
+    seen: set[str] = set()
+    for r in _jsonl(corpora / "halueval_qa" / "halueval_qa_pairs.jsonl"):
+        if r["knowledge"] not in seen:
+            seen.add(r["knowledge"])
+            texts.append(r["knowledge"])
+        texts.append(r["answer"])
+    found = []
+    for text in texts:
+        for m in engine.scan(text, "assistant", "en"):
+            around = text[max(0, m.start - 50) : m.end + 30]
+            found.append((m.rule.id, around))
+    return len(texts), sum(map(len, texts)), found
+
+
+def example_log_check(repo_root: Path, engine: RuleEngine) -> dict[str, Any] | None:
+    """The project's example log (``examples/``, built here, so no claim): planted values and
+    statements found, and anything else found (its decoys and ordinary messages must stay quiet).
+    ``None`` when the example log is not there."""
+    log, manifest = (
+        repo_root / "examples" / "chat-events.jsonl",
+        repo_root / "examples" / "planted.json",
+    )
+    if not (log.exists() and manifest.exists()):
+        return None
+    planted = json.loads(manifest.read_text(encoding="utf-8"))
+    values: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for f in planted["findings"]:
+        values[f["event_id"]].append((f["entity"], f["value"]))
+    kinds: dict[str, set[str]] = defaultdict(set)
+    for st in planted["statements"]:
+        kinds[st["event_id"]].add(st["kind"])
+    kind_of = {
+        "DOSE_STATEMENT": "dose",
+        "CONTRAINDICATION": "contraindication",
+        "ABSTENTION": "abstention",
+    }
+    out: dict[str, Any] = {"events": 0, "decoys": len(planted.get("decoys", [])), "misses": []}
+    counts: Counter[str] = Counter()
+    for ev in _jsonl(log):
+        out["events"] += 1
+        lang = (ev.get("language") or "").split("-", 1)[0].lower() or None
+        matches = engine.scan(ev["content"], ev["role"], lang)
+        want = list(values.get(ev["event_id"], []))
+        for m in matches:
+            if m.rule.category in ("pii", "secret", "prompt_leak"):
+                if (m.rule.entity, m.value) in want:
+                    want.remove((m.rule.entity, m.value))
+                    counts["value_tp"] += 1
+                else:
+                    counts["value_fp"] += 1
+                    out["misses"].append(("FP", ev["event_id"], m.rule.id, m.value))
+        for entity, value in want:
+            counts["value_fn"] += 1
+            out["misses"].append(("FN", ev["event_id"], entity, value))
+        got = {kind_of[m.rule.entity] for m in matches if m.rule.entity in kind_of}
+        expected = kinds.get(ev["event_id"], set())
+        counts["statement_tp"] += len(got & expected)
+        counts["statement_fp"] += len(got - expected)
+        counts["statement_fn"] += len(expected - got)
+        out["misses"] += [("FP", ev["event_id"], k, "") for k in sorted(got - expected)]
+        out["misses"] += [("FN", ev["event_id"], k, "") for k in sorted(expected - got)]
+    out.update(counts)
+    return out
+
+
+# ------------------------------------------------------------------------------------- report
+
+
+def _wilson_low(successes: int, n: int, z: float = 1.96) -> float:
+    """Lower end of the Wilson score interval for a proportion (1.0 when there is no data)."""
+    if n == 0:
+        return 1.0
+    p = successes / n
+    centre = p + z * z / (2 * n)
+    spread = z * ((p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5)
+    return (centre - spread) / (1 + z * z / n)
+
+
+def _cell(text: str, limit: int = 90) -> str:
+    t = text.replace("\n", "⏎").replace("|", "\\|")
+    return t if len(t) <= limit else t[: limit - 1] + "…"
+
+
+def render_markdown(
+    report: Report,
+    today: dt.date,
+    cross: dict[str, Counter[str]] | None = None,
+    unlabelled: tuple[int, int, list[tuple[str, str]]] | None = None,
+    example_log: dict[str, Any] | None = None,
+) -> str:
+    lines = [
+        "# Detection quality of the default rule packs",
+        "",
+        f"Generated on {today.isoformat()} from the repo root with",
+        "",
+        f"    {COMMAND}",
+        "",
+        "Do not edit by hand. The corpora are in `../shared/corpora/` (sources, commits and",
+        "licences in their README files).",
+        "",
+        "How to read it: a finding matches a gold span of the same entity when they overlap.",
+        "*raw* scores the corpus labels as published; *claimed* leaves out gold spans outside what",
+        "the rule claims and labels we dispute, each listed below with its reason. The gate",
+        "(`tests/unit/test_detection_quality.py`) requires claimed precision and recall ≥",
+        f"{THRESHOLD} for every claimed entity. *P low* / *R low* are 95 % Wilson lower bounds: a",
+        "perfect score on a handful of positives (the secret rows) says little. *exact* counts",
+        "matches with the very same span (CIDR suffixes, zone ids and extensions make the others",
+        "differ).",
+        "",
+        "## Claimed entities",
+        "",
+        "| entity | claim | cases | TP | FP | FN | precision | recall | raw P | raw R"
+        " | P low | R low | exact |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for entity, claim in CLAIMED.items():
+        t, r = report.claimed[entity], report.raw[entity]
+        lines.append(
+            f"| {entity} | {claim} | {t.cases} | {t.tp} | {t.fp} | {t.fn} | {t.precision:.3f}"
+            f" | {t.recall:.3f} | {r.precision:.3f} | {r.recall:.3f}"
+            f" | {_wilson_low(t.tp, t.tp + t.fp):.3f} | {_wilson_low(t.tp, t.tp + t.fn):.3f}"
+            f" | {t.exact}/{t.tp} |"
+        )
+    lines += ["", "## Not claimed", "", "| entity | why |", "|---|---|"]
+    for entity, why in NOT_CLAIMED.items():
+        t = report.claimed.get(entity)
+        measured = f" (measured: TP {t.tp}, FP {t.fp}, FN {t.fn})" if t and t.cases else ""
+        lines.append(f"| {entity} | {why}{measured} |")
+    lines += [
+        "",
+        "## Per corpus (claimed)",
+        "",
+        "`constructed_bsn` is built here (random numbers, python-stdnum as oracle); the rest is",
+        "third-party data.",
+        "",
+        "| corpus | entity | cases | TP | FP | FN |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    for (corpus, entity), t in sorted(report.by_corpus.items()):
+        lines.append(f"| {corpus} | {entity} | {t.cases} | {t.tp} | {t.fp} | {t.fn} |")
+    sections = (
+        ("FP", "False positives (claimed)"),
+        ("FN", "False negatives (claimed)"),
+        ("excluded", "Excluded gold spans: outside the claim, or labels we dispute"),
+    )
+    for kind, title in sections:
+        rows = [d for d in report.disagreements if d.kind == kind]
+        lines += ["", f"## {title}: {len(rows)}", ""]
+        if not rows:
+            lines.append("None.")
+            continue
+        lines += ["| entity | case | value | text | why |", "|---|---|---|---|---|"]
+        for d in sorted(rows, key=lambda d: (d.entity, d.why, d.case_id)):
+            lines.append(
+                f"| {d.entity} | {d.case_id} | `{_cell(d.value, 50)}` | {_cell(d.text, 70)}"
+                f" | {_cell(d.why, 200)} |"
+            )
+    if cross:
+        lines += [
+            "",
+            "## Cross-check: secret rules on detect-secrets rows of other plugins (no claim)",
+            "",
+            "Rows of plugins without a rule of ours. A hit on a `should_flag` row is usually the",
+            "generic password / key-assignment rule finding a real secret of another vendor.",
+            "",
+            "| plugin | should_flag rows hit | should_not_flag rows hit | rules |",
+            "|---|---:|---:|---|",
+        ]
+        for plugin, c in sorted(cross.items()):
+            rules = ", ".join(f"{k} ×{v}" for k, v in sorted(c.items()) if k.startswith("secret."))
+            lines.append(
+                f"| {plugin} | {c['should_flag_hit']}/{c['should_flag_rows']}"
+                f" | {c['should_not_flag_hit']}/{c['should_not_flag_rows']} | {rules or '—'} |"
+            )
+    if unlabelled:
+        n_texts, n_chars, found = unlabelled
+        per_rule = Counter(rule for rule, _ in found)
+        lines += [
+            "",
+            "## Unlabelled text: every finding on PubMedQA and HaluEval text (no claim)",
+            "",
+            f"{n_texts} texts, {n_chars:,} characters of abstracts, conclusions, Wikipedia",
+            "passages and answers, scanned as English assistant turns. They hold no personal data",
+            "or secrets, so every PII / secret finding here is a false positive; medical findings",
+            "are listed for inspection (abstracts do state doses).",
+            "",
+            "| rule | findings |",
+            "|---|---:|",
+        ]
+        lines += [f"| {rule} | {n} |" for rule, n in sorted(per_rule.items())]
+        shown: Counter[str] = Counter()
+        lines += ["", "| rule | text around the finding (first 10 per rule) |", "|---|---|"]
+        for rule, around in found:
+            shown[rule] += 1
+            if shown[rule] <= 10:
+                lines.append(f"| {rule} | {_cell(around, 120)} |")
+    if example_log:
+        x = example_log
+        lines += [
+            "",
+            "## Example log: `examples/chat-events.jsonl` vs `examples/planted.json` (no claim)",
+            "",
+            "Built in this project (not third-party labels): planted values and statements, plus",
+            "decoys and ordinary number-heavy messages that must not fire.",
+            "",
+            "| | found (TP) | unexpected (FP) | missed (FN) |",
+            "|---|---:|---:|---:|",
+            f"| values (pii, secret, prompt_leak) | {x.get('value_tp', 0)} | {x.get('value_fp', 0)}"
+            f" | {x.get('value_fn', 0)} |",
+            f"| statements (dose, contraindication, abstention) | {x.get('statement_tp', 0)}"
+            f" | {x.get('statement_fp', 0)} | {x.get('statement_fn', 0)} |",
+            "",
+            f"{x['events']} events, {x['decoys']} decoys.",
+        ]
+        lines += [
+            f"- {kind} {ev} {what} `{_cell(value, 60)}`" for kind, ev, what, value in x["misses"]
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def default_corpora(repo_root: Path = REPO_ROOT) -> Path:
+    return repo_root.parent / "shared" / "corpora"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("--corpora", type=Path, default=default_corpora(), help="corpora folder")
+    ap.add_argument("--write", type=Path, help="write the Markdown report here (else stdout)")
+    args = ap.parse_args(argv)
+    engine = default_engine()
+    report = measure(args.corpora, engine)
+    text = render_markdown(
+        report,
+        dt.date.today(),
+        cross=secret_cross_check(args.corpora, engine),
+        unlabelled=scan_unlabelled(args.corpora, engine),
+        example_log=example_log_check(REPO_ROOT, engine),
+    )
+    if args.write:
+        args.write.parent.mkdir(parents=True, exist_ok=True)
+        args.write.write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    failures = report.failures()
+    for f in failures:
+        print(f"below {THRESHOLD}: {f}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
