@@ -1,0 +1,363 @@
+"""Grounding quality on public data: HaluEval QA and a constructed PubMedQA set.
+
+Run ``python benchmarks/grounding_quality.py`` (add ``--write docs/grounding.md`` to refresh the
+results section of that file). It prints a markdown section for ``docs/detection-quality.md``.
+
+What is measured: whether :func:`services.grounding.check` calls an answer *ungrounded*
+(faithfulness < 1, i.e. at least one claim not grounded in the passage) — precision and recall
+of that flag against the labels, beside a length-only baseline (flag answers longer than the
+median of the dev split). The support threshold is tuned on a dev split (even question index /
+even position) by the mean over both corpora of Youden's J (TPR − FPR, insensitive to the class
+ratio) and reported on the held-out split (odd).
+
+Data (``../shared/corpora``; see their READMEs):
+
+- **HaluEval QA**: knowledge passage = the retrieved passage; the gold answer is grounded, the
+  ChatGPT-generated hallucinated answers are not. Labels are per answer.
+- **PubMedQA (constructed)**: PubMedQA has no hallucination labels. Positives are each test
+  item's long answer (the abstract's conclusion) against its own contexts. Negatives are *built
+  here*: (a) *number swap* — the first number in the answer changed to a value absent from the
+  context (only answers with a number); (b) *random passage swap* — the answer against another
+  item's contexts; (c) *hard passage swap* — against the other abstract sharing the most content
+  words with the answer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from schemas.events import ChatEvent, Passage  # noqa: E402
+from schemas.verdicts import GroundingReport  # noqa: E402
+from services.grounding import (  # noqa: E402
+    DEFAULT_SUPPORT_THRESHOLD,
+    ExtractorSet,
+    FactRegistry,
+    GroundingConfig,
+    check,
+    quantities,
+)
+from services.grounding.text import claim_units, passage_units  # noqa: E402
+
+CORPORA = ROOT.parent / "shared" / "corpora"
+BEGIN, END = "<!-- BEGIN grounding-quality -->", "<!-- END grounding-quality -->"
+THRESHOLDS = [round(i * 0.05, 2) for i in range(21)]
+EPS = 1e-9
+
+
+@dataclass(frozen=True)
+class Item:
+    corpus: str
+    group: str  # positive, or the kind of negative
+    answer: str
+    passages: tuple[str, ...]
+    ungrounded: bool  # the label
+    dev: bool
+
+
+@dataclass(frozen=True)
+class Scored:
+    item: Item
+    #: per claim: (support, numbers missing?)
+    claims: tuple[tuple[float, bool], ...]
+
+    def flagged(self, threshold: float) -> bool:
+        return any(missing or support + EPS < threshold for support, missing in self.claims)
+
+
+def _jsonl(path: Path) -> list[dict[str, object]]:
+    with path.open(encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def halueval() -> list[Item]:
+    rows = _jsonl(CORPORA / "halueval_qa" / "halueval_qa_pairs.jsonl")
+    return [
+        Item(
+            "HaluEval QA",
+            "hallucinated" if r["hallucinated"] else "supported",
+            str(r["answer"]),
+            (str(r["knowledge"]),),
+            bool(r["hallucinated"]),
+            int(str(r["question_index"])) % 2 == 0,
+        )
+        for r in rows
+    ]
+
+
+def _swap_number(answer: str, context: str) -> str | None:
+    """Change the first number written in digits in ``answer`` to a value that ``context`` does
+    not contain (``answer`` is NFC, as the corpus is, so offsets agree)."""
+    found = [q for q in quantities(answer, "en") if answer[q.start].isdigit()]
+    if not found:
+        return None
+    present = {q.written for q in quantities(context, "en")}
+    q = found[0]
+    start = q.start
+    end = start
+    while end < len(answer) and (answer[end].isdigit() or answer[end] in ".,"):
+        end += 1
+    end = end - 1 if answer[end - 1] in ".," else end
+    original = answer[start:end]
+    decimals = len(original.split(".")[1]) if "." in original else 0
+    step = 10**-decimals if decimals else 1
+    for k in range(1, 50):
+        new_value = q.written + type(q.written)(str(step)) * k
+        text = f"{new_value:.{decimals}f}" if decimals else str(int(new_value))
+        if new_value not in present:
+            return answer[:start] + text + answer[end:]
+    return None
+
+
+def pubmedqa() -> list[Item]:
+    rows = _jsonl(CORPORA / "pubmedqa" / "pubmedqa_pqal_test_500.jsonl")
+    contexts = [" ".join(str(c) for c in r["contexts"]) for r in rows]  # type: ignore[attr-defined]
+    answers = [str(r["long_answer"]) for r in rows]
+    units = [passage_units(c, "en") for c in contexts]
+    rng = random.Random(20240601)
+    shift = list(range(len(rows)))
+    rng.shuffle(shift)
+    items: list[Item] = []
+    name = "PubMedQA (constructed)"
+    for i, (answer, context) in enumerate(zip(answers, contexts, strict=True)):
+        dev = i % 2 == 0
+        items.append(Item(name, "own context", answer, (context,), False, dev))
+        swapped = _swap_number(answer, context)
+        if swapped is not None:
+            items.append(Item(name, "number swap", swapped, (context,), True, dev))
+        j = shift[i] if shift[i] != i else (i + 1) % len(rows)
+        items.append(Item(name, "random passage swap", answer, (contexts[j],), True, dev))
+        mine = claim_units(answer, "en")
+        hard = max(
+            (k for k in range(len(rows)) if k != i), key=lambda k: (len(mine & units[k]), -k)
+        )
+        items.append(Item(name, "hard passage swap", answer, (contexts[hard],), True, dev))
+    return items
+
+
+_EMPTY_REGISTRY = FactRegistry()
+_NO_EXTRACTORS = ExtractorSet()
+_WHEN = datetime(2024, 1, 1, tzinfo=UTC)
+
+
+def score(item: Item, config: GroundingConfig) -> Scored:
+    event = ChatEvent(
+        schema_version=1,
+        event_id="bench",
+        conversation_id="bench",
+        turn_index=1,
+        timestamp=_WHEN,
+        role="assistant",
+        content=item.answer,
+        language="en",
+        retrieval=[Passage(doc_id=f"p{i}", text=t) for i, t in enumerate(item.passages)],
+    )
+    report: GroundingReport = check(
+        event,
+        _EMPTY_REGISTRY,
+        extractors=_NO_EXTRACTORS,
+        config=config,
+        inclusion_probability=1.0,
+        stratum="sampled",
+    )
+    return Scored(item, tuple((c.support, bool(c.numbers_missing)) for c in report.claims))
+
+
+@dataclass(frozen=True)
+class Counts:
+    tp: int
+    fp: int
+    fn: int
+    tn: int
+
+    @property
+    def precision(self) -> float | None:
+        return self.tp / (self.tp + self.fp) if self.tp + self.fp else None
+
+    @property
+    def recall(self) -> float | None:
+        return self.tp / (self.tp + self.fn) if self.tp + self.fn else None
+
+    @property
+    def fpr(self) -> float | None:
+        return self.fp / (self.fp + self.tn) if self.fp + self.tn else None
+
+    @property
+    def f1(self) -> float | None:
+        p, r = self.precision, self.recall
+        return 2 * p * r / (p + r) if p and r else None
+
+    @property
+    def youden(self) -> float:
+        return (self.recall or 0.0) - (self.fpr or 0.0)
+
+
+def counts(pairs: Iterable[tuple[bool, bool]]) -> Counts:
+    tp = fp = fn = tn = 0
+    for flagged, label in pairs:
+        if flagged and label:
+            tp += 1
+        elif flagged:
+            fp += 1
+        elif label:
+            fn += 1
+        else:
+            tn += 1
+    return Counts(tp, fp, fn, tn)
+
+
+def _words(text: str) -> int:
+    return len(text.split())
+
+
+def _fmt(x: float | None) -> str:
+    return "–" if x is None else f"{x:.2f}"
+
+
+def _row(label: str, c: Counts) -> str:
+    return (
+        f"| {label} | {c.tp + c.fn} / {c.fp + c.tn} | {_fmt(c.precision)} | {_fmt(c.recall)} | "
+        f"{_fmt(c.f1)} | {_fmt(c.fpr)} |"
+    )
+
+
+def evaluate(scored: Sequence[Scored]) -> tuple[str, float]:
+    corpora = sorted({s.item.corpus for s in scored})
+    dev = [s for s in scored if s.item.dev]
+    test = [s for s in scored if not s.item.dev]
+
+    def j_at(t: float, corpus: str) -> float:
+        return counts(
+            (s.flagged(t), s.item.ungrounded) for s in dev if s.item.corpus == corpus
+        ).youden
+
+    # Max-min: the threshold whose worse corpus does best. The mean of J is nearly flat here and
+    # its argmax sits at an extreme that flags almost every multi-sentence answer.
+    tuned = max(THRESHOLDS, key=lambda t: (min(j_at(t, c) for c in corpora), -t))
+
+    def best_for(corpus: str) -> float:
+        return max(THRESHOLDS, key=lambda t: (j_at(t, corpus), -t))
+
+    per_corpus_best = {c: best_for(c) for c in corpora}
+    lines = [
+        "### Grounding against retrieved passages (sampled claim checks)",
+        "",
+        "`services.grounding.check` on public data; an answer counts as flagged *ungrounded* "
+        "when at least one of its claims is not grounded. Positive class = ungrounded. "
+        "Support threshold tuned on the dev split by the *worse* corpus's Youden J (TPR − FPR; "
+        f"max-min over both corpora): "
+        f"**{tuned:.2f}** (best per corpus on dev: "
+        + ", ".join(f"{c} {t:.2f}" for c, t in per_corpus_best.items())
+        + "). Numbers below are on the **held-out** split only. Baseline: flag answers longer "
+        "than the dev median (in words). The shipped default "
+        f"(`DEFAULT_SUPPORT_THRESHOLD`) is {DEFAULT_SUPPORT_THRESHOLD:.2f}.",
+        "",
+        "| corpus / slice | ungrounded / grounded | precision | recall | F1 | "
+        "false-positive rate |",
+        "|---|---|---|---|---|---|",
+    ]
+    for corpus in corpora:
+        part = [s for s in test if s.item.corpus == corpus]
+        median = statistics.median(_words(s.item.answer) for s in dev if s.item.corpus == corpus)
+        ours = counts((s.flagged(tuned), s.item.ungrounded) for s in part)
+        base = counts((_words(s.item.answer) > median, s.item.ungrounded) for s in part)
+        lines.append(_row(f"**{corpus}** — grounding check (t = {tuned:.2f})", ours))
+        best_t = per_corpus_best[corpus]
+        if best_t != tuned:
+            own = counts((s.flagged(best_t), s.item.ungrounded) for s in part)
+            lines.append(_row(f"{corpus} — at its own best dev threshold (t = {best_t:.2f})", own))
+        lines.append(_row(f"{corpus} — length-only baseline (> {median:g} words)", base))
+        groups = sorted({s.item.group for s in part if s.item.ungrounded})
+        if len(groups) > 1:
+            positives = [s for s in part if not s.item.ungrounded]
+            for g in groups:
+                subset = positives + [s for s in part if s.item.group == g]
+                sub = counts((s.flagged(tuned), s.item.ungrounded) for s in subset)
+                lines.append(_row(f"{corpus} — only negatives of kind *{g}*", sub))
+    lines += [
+        "",
+        "Recall of the flag by threshold on the held-out split (false-positive rate in brackets):",
+        "",
+    ]
+    header = "| threshold | " + " | ".join(corpora) + " |"
+    lines += [header, "|---" * (len(corpora) + 1) + "|"]
+    for t in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8):
+        cells = []
+        for corpus in corpora:
+            c = counts((s.flagged(t), s.item.ungrounded) for s in test if s.item.corpus == corpus)
+            cells.append(f"{_fmt(c.recall)} ({_fmt(c.fpr)})")
+        lines.append(f"| {t:.1f} | " + " | ".join(cells) + " |")
+    lines.append("")
+    return "\n".join(lines), tuned
+
+
+NOTES = """
+What the numbers mean, honestly:
+
+- **HaluEval QA.** Hallucinated answers were written on purpose by ChatGPT and are much longer
+  than the gold answers (median 9 vs 2 words), so the length-only baseline is strong; the
+  grounding check does not use length. Many hallucinated answers reuse the passage's words and
+  only swap an entity or a relation ("First for Women was started first"), which content-word
+  overlap cannot see: that is where recall is lost. Gold answers are 1–3 words, nearly always
+  present verbatim in the knowledge, hence the very low false-positive rate; 32 of the 500 gold
+  answers are a bare "yes"/"no", which is not a claim by our rule and so never flagged (one
+  hallucinated answer is skipped the same way). Recall at the shipped threshold is poor; the
+  corpus's own best threshold (1.0: every content word must be in the passage) does well here
+  and badly on PubMedQA.
+- **PubMedQA (constructed).** The negatives were built here, not labelled by anyone. *Number
+  swap* tests exactly the numbers rule, which is designed for it, so high recall there says the
+  rule works as specified, not that the check finds real hallucinations. *Random passage swap*
+  pairs a conclusion with an unrelated abstract and is easy. *Hard passage swap* (the most
+  word-overlapping other abstract) is closer to a retrieval mix-up. Positives are the abstracts'
+  own conclusions, which often state interpretations not literally in the contexts ("This study
+  highlights the value of…"); flagging those counts as a false positive here although a strict
+  reviewer might agree with the flag.
+- A length baseline cannot tell a swapped passage or number from the original (same text),
+  so it sits at chance on the constructed set.
+- Deterministic grounding is a screen: it is meant to route answers to review and to the
+  optional judge, not to prove entailment. Paraphrase, negation and relations need the judge.
+"""
+
+
+def render(section: str) -> str:
+    return f"{BEGIN}\n{section}\n{NOTES.strip()}\n{END}"
+
+
+def write_doc(path: Path, block: str) -> None:
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    if BEGIN in text and END in text:
+        head, rest = text.split(BEGIN, 1)
+        _, tail = rest.split(END, 1)
+        text = head + block + tail
+    else:
+        text = (text.rstrip() + "\n\n" if text else "") + "## Measured quality\n\n" + block + "\n"
+    path.write_text(text, encoding="utf-8")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--write", type=Path, help="replace the results section of this file")
+    args = parser.parse_args(argv)
+    config = GroundingConfig(support_threshold=0.0)  # support is thresholded here, per t
+    items: list[Item] = [*halueval(), *pubmedqa()]
+    scored = [score(it, config) for it in items]
+    section, _ = evaluate(scored)
+    block = render(section)
+    print(block)
+    if args.write:
+        write_doc(args.write, block)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,107 @@
+"""Citations checked against what was retrieved (SPEC §5).
+
+Where citations come from:
+
+- markers in the answer: ``[doc:ID]`` (also ``[doc:a, doc:b]``) names a document; ``[n]``
+  (also ``[1, 3]``, ``[2-4]``) is the n-th retrieved passage, 1-based, counted by ``rank`` when
+  every passage has one and by list order otherwise;
+- the event's ``citations`` list: document ids cited by the answer as a whole.
+
+Outcomes:
+
+- **fabricated**: a cited id that is not among the retrieved passages, or an ``[n]`` out of range
+  (reported as written, ``[7]``). Markers count wherever they are, even in a question;
+- **unsupported**: a retrieved document cited by a sentence that it does not ground — the same
+  test as grounding (numbers present and content-word support at the threshold), against the
+  passages of that document alone. Sentences that are not claims (questions, courtesy) are not
+  tested. A document that only the ``citations`` list names is unsupported when it grounds none
+  of the answer's claims; the issue then names the claim it supports best.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from schemas.verdicts import CitationIssue
+from services.grounding.claims import AtomicClaim
+from services.grounding.evidence import Evidence, ground
+from services.grounding.sentences import Marker, find_markers
+
+__all__ = ["CitationResult", "check_citations", "resolve"]
+
+
+@dataclass(frozen=True, slots=True)
+class CitationResult:
+    fabricated: list[str]
+    unsupported: list[CitationIssue]
+    #: Per atomic claim, the documents it cites (fabricated ones as written), in marker order.
+    cited: list[list[str]]
+
+
+def resolve(marker: Marker, evidence: Evidence) -> list[tuple[str, bool]]:
+    """``(doc_id, retrieved)`` for every citation in a marker; ``[n]`` out of range → ``"[n]"``."""
+    out: list[tuple[str, bool]] = [(d, d in evidence.by_doc) for d in marker.doc_ids]
+    for n in marker.indices:
+        passage = evidence.nth(n)
+        out.append((f"[{n}]", False) if passage is None else (passage.doc_id, True))
+    return out
+
+
+def _unique(items: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+def check_citations(
+    content: str,
+    listed: Sequence[str],
+    claims: Sequence[AtomicClaim],
+    evidence: Evidence,
+    *,
+    threshold: float,
+    bare_numbers: bool,
+) -> CitationResult:
+    """Fabricated and unsupported citations of one answer, and what each claim cites."""
+    fabricated: list[str] = []
+    marked: set[str] = set()
+    for marker in find_markers(content):
+        for doc_id, retrieved in resolve(marker, evidence):
+            if retrieved:
+                marked.add(doc_id)
+            else:
+                fabricated.append(doc_id)
+    fabricated.extend(d for d in listed if d not in evidence.by_doc)
+
+    def grounds(claim: AtomicClaim, doc_id: str) -> tuple[bool, float]:
+        verdict = ground(
+            claim.units,
+            claim.quantities,
+            evidence,
+            threshold=threshold,
+            bare_numbers=bare_numbers,
+            doc=doc_id,
+        )
+        return verdict.grounded, verdict.support
+
+    unsupported: list[CitationIssue] = []
+    cited: list[list[str]] = []
+    for claim in claims:
+        docs = _unique([d for m in claim.markers for d, _ in resolve(m, evidence)])
+        cited.append(docs)
+        for doc_id in docs:
+            if doc_id in evidence.by_doc and not grounds(claim, doc_id)[0]:
+                unsupported.append(CitationIssue(doc_id=doc_id, claim=claim.text))
+    for doc_id in _unique([d for d in listed if d in evidence.by_doc and d not in marked]):
+        if not claims:
+            continue
+        best, best_support = 0, -1.0
+        for i, claim in enumerate(claims):
+            ok, support = grounds(claim, doc_id)
+            if ok:
+                break
+            if support > best_support:
+                best, best_support = i, support
+        else:
+            unsupported.append(CitationIssue(doc_id=doc_id, claim=claims[best].text))
+    unique_issues = list(dict.fromkeys(unsupported))
+    return CitationResult(_unique(fabricated), unique_issues, cited)

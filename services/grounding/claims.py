@@ -1,0 +1,202 @@
+"""Claims from an answer: structured claims for the registry, atomic claims for grounding.
+
+**Structured claims** (:func:`fact_checks`) come from the event's ``claims`` field (origin
+``event``) and from the extractor packs run over the answer (origin ``extracted``; a claim the
+event already states is not repeated). Each is checked against the :class:`FactRegistry`.
+
+**Atomic claims** (:func:`atomic_claims`) are the answer's sentences
+(:func:`~services.grounding.sentences.split_sentences`) that assert something. A sentence is
+*not* a claim, and is left out of grounding and faithfulness, when it has no number with a unit
+and no contraindication cue and it is
+
+- a question (ends with ``?``),
+- a heading or lead-in (ends with ``:``; "Dosage:", "Do not use ibuprofen if you have:") — its
+  list items are claims of their own,
+- courtesy: opens with a greeting or pleasantry ("Hello", "Hope this helps", "Graag gedaan",
+  "Xin chào") followed by at most two content words ("Sure, paracetamol is safe in pregnancy"
+  stays a claim),
+- a pure abstention ("I don't know", "Ik weet het niet", "Tôi không biết"),
+- a referral without content ("Please consult your doctor", "Raadpleeg uw arts"),
+- or has no content word at all ("OK.", "Yes!", "Vâng.": a bare yes or no cannot be checked
+  without the question).
+
+Each claim gets a ``kind``:
+
+- ``dose``: a number with a dose unit (mass, volume, IU, tablets, drops, times, hours/days, or
+  a per-kg / per-ml unit) together with a dose word (``dose``, ``take``, ``per dag``,
+  ``liều``...) or a drug name the registry knows — the medical rule pack's idea of a dose
+  statement;
+- ``contraindication``: a contraindication cue (``contraindicated``, ``do not take``, ``niet
+  gebruiken``, ``chống chỉ định``...), or a list item under a heading with such a cue
+  ("Do not use ibuprofen if you have:" / "- a stomach ulcer");
+- ``other``.
+
+Dose wins over contraindication ("do not take more than 4 g a day" is a dose statement).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Final, Literal
+
+from schemas.events import ChatEvent
+from schemas.verdicts import ClaimVerdict
+from services.grounding.extractors import ExtractorSet
+from services.grounding.facts import FactRegistry
+from services.grounding.lexicon import (
+    ABSTENTION_CUES,
+    ACKNOWLEDGEMENTS,
+    CONTRA_CUES,
+    DOSE_CUES,
+    PLEASANTRY_CUES,
+    REFERRAL_CUES,
+    cues_for,
+)
+from services.grounding.quantities import Quantity, quantities
+from services.grounding.sentences import Marker, split_sentences
+from services.grounding.text import claim_units, has_cue, opening_cue, phrase_key, tokens
+
+__all__ = [
+    "AtomicClaim",
+    "ClaimKind",
+    "SkipReason",
+    "atomic_claims",
+    "claim_kind",
+    "fact_checks",
+    "skip_reason",
+]
+
+ClaimKind = Literal["dose", "contraindication", "other"]
+SkipReason = Literal["question", "heading", "pleasantry", "abstention", "referral", "no_content"]
+
+#: Base units that make a number a dose amount (``%`` and bare numbers do not).
+_DOSE_BASES: Final = frozenset({"mg", "ml", "IU", "tablet", "drop", "times", "h"})
+#: A greeting followed by at most this many content words is courtesy ("Thanks for asking!").
+_COURTESY_WORDS: Final = 2
+
+
+@dataclass(frozen=True, slots=True)
+class AtomicClaim:
+    """One sentence to ground: cleaned text, span in the answer, kind, markers, quantities and
+    content units."""
+
+    text: str
+    start: int
+    end: int
+    kind: ClaimKind
+    markers: tuple[Marker, ...]
+    quantities: tuple[Quantity, ...]
+    units: frozenset[str]
+
+
+def fact_checks(
+    event: ChatEvent,
+    registry: FactRegistry,
+    extractors: ExtractorSet,
+    language: str | None,
+) -> list[ClaimVerdict]:
+    """The event's own claims (origin ``event``), then extracted ones (origin ``extracted``)."""
+    given = list(event.claims or [])
+    verdicts = registry.check_many(given, origin="event")
+    seen = set(given)
+    extracted = [c for c in extractors.extract(event.content, language, registry) if c not in seen]
+    verdicts.extend(registry.check_many(extracted, origin="extracted"))
+    return verdicts
+
+
+def _is_dose_amount(q: Quantity) -> bool:
+    return q.unit.split("/", 1)[0] in _DOSE_BASES
+
+
+def _names_drug(text: str, drug_names: frozenset[str]) -> bool:
+    if not drug_names:
+        return False
+    words = [w for w, _, _ in tokens(text)]
+    grams = (" ".join(words[i : i + n]) for n in (1, 2, 3) for i in range(len(words) - n + 1))
+    return any(g in drug_names for g in grams)
+
+
+def claim_kind(
+    text: str,
+    language: str | None,
+    found: Iterable[Quantity],
+    drug_names: frozenset[str] = frozenset(),
+) -> ClaimKind:
+    """``dose``, ``contraindication`` or ``other`` (see the module docstring)."""
+    key = phrase_key(text)
+    if any(_is_dose_amount(q) for q in found) and (
+        has_cue(key, cues_for(DOSE_CUES, language)) or _names_drug(text, drug_names)
+    ):
+        return "dose"
+    if has_cue(key, cues_for(CONTRA_CUES, language)):
+        return "contraindication"
+    return "other"
+
+
+def skip_reason(text: str, language: str | None, found: Iterable[Quantity]) -> SkipReason | None:
+    """Why a sentence is not a claim, or ``None`` when it is one (see the module docstring)."""
+    found = tuple(found)
+    with_unit = any(q.has_unit for q in found)
+    stripped = text.rstrip()
+    if stripped.endswith(":") and not with_unit:
+        return "heading"
+    key = phrase_key(text)
+    if with_unit or has_cue(key, cues_for(CONTRA_CUES, language)):
+        return None
+    if stripped.endswith("?"):
+        return "question"
+    opening = opening_cue(key, cues_for(PLEASANTRY_CUES, language))
+    if opening is not None and len(claim_units(key[len(opening) :], language)) <= _COURTESY_WORDS:
+        return "pleasantry"
+    if has_cue(key, cues_for(ABSTENTION_CUES, language)):
+        return "abstention"
+    if has_cue(key, cues_for(REFERRAL_CUES, language)):
+        return "referral"
+    words = set(key.split())
+    if not found and ((words and words <= ACKNOWLEDGEMENTS) or not claim_units(text, language)):
+        return "no_content"
+    return None
+
+
+def _lead_in_kind(text: str, language: str | None) -> ClaimKind | None:
+    key = phrase_key(text)
+    if has_cue(key, cues_for(CONTRA_CUES, language)):
+        return "contraindication"
+    if has_cue(key, cues_for(DOSE_CUES, language)):
+        return "dose"
+    return None
+
+
+def atomic_claims(
+    text: str, language: str | None, drug_names: frozenset[str] = frozenset()
+) -> list[AtomicClaim]:
+    """The answer's claims in order, with kind, citation markers and quantities.
+
+    >>> answer = "Hello! Take 500 mg every 4 hours. Do not use it with alcohol. Anything else?"
+    >>> [(c.text, c.kind) for c in atomic_claims(answer, "en")]
+    [('Take 500 mg every 4 hours.', 'dose'), ('Do not use it with alcohol.', 'contraindication')]
+    """
+    claims: list[AtomicClaim] = []
+    context: ClaimKind | None = None  # what a lead-in hands down to its list items
+    for sentence in split_sentences(text, language):
+        found = tuple(quantities(sentence.text, language))
+        reason = skip_reason(sentence.text, language, found)
+        if reason == "heading":
+            context = _lead_in_kind(sentence.text, language)
+            continue
+        if not sentence.bullet:
+            context = None
+        if reason is not None:
+            continue
+        kind = claim_kind(sentence.text, language, found, drug_names)
+        inherits = context == "contraindication" or any(_is_dose_amount(q) for q in found)
+        if kind == "other" and sentence.bullet and context is not None and inherits:
+            kind = context
+        units = claim_units(sentence.text, language)
+        claims.append(
+            AtomicClaim(
+                sentence.text, sentence.start, sentence.end, kind, sentence.markers, found, units
+            )
+        )
+    return claims
