@@ -18,7 +18,9 @@ __all__ = [
     "Severity",
 ]
 
-Category = Literal["pii", "secret", "prompt_leak", "medical", "abstention"]
+#: ``grounding`` holds what the sampled claim checks find (fabricated and unsupported citations);
+#: an ungrounded dose or contraindication claim is ``medical`` (and critical).
+Category = Literal["pii", "secret", "prompt_leak", "medical", "abstention", "grounding"]
 Severity = Literal["low", "medium", "high", "critical"]
 #: ``input``: found in a user (or system/tool) turn. ``leak``: an assistant turn carries a value
 #: the user never gave in this conversation. ``echo``: an assistant turn repeats the user's own

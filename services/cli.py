@@ -54,19 +54,40 @@ def scan(
     ),
     rules: Annotated[Path | None, typer.Option(help="Rule pack folder or file.")] = None,
     max_content_bytes: Annotated[int | None, typer.Option(help="Content size limit.")] = None,
+    sample_rate: Annotated[
+        float | None,
+        typer.Option(
+            min=0.0, max=1.0, help="Share of ordinary answers to claim-check (default 0.1)."
+        ),
+    ] = None,
+    judge_url: Annotated[str | None, typer.Option(help="Claim judge base URL (optional).")] = None,
+    judge_protocol: Annotated[
+        str | None, typer.Option(help="Judge protocol: entailment or openai.")
+    ] = None,
+    judge_model: Annotated[
+        str | None, typer.Option(help="Model name for the openai protocol.")
+    ] = None,
     progress: Annotated[bool, typer.Option(help="Progress bar (on a terminal only).")] = True,
 ) -> None:
     """Run every stage over FILE in this process, without Kafka, and print a summary."""
+    from services.grounding import ExtractorError, FactError
     from services.pipeline import Pipeline
     from services.rules import PackError
     from services.scan import run_scan
 
     if file != "-" and not Path(file).is_file():
         raise _fail(f"{file}: no such file")
-    settings = _settings(rules_dir=rules, max_content_bytes=max_content_bytes)
+    settings = _settings(
+        rules_dir=rules,
+        max_content_bytes=max_content_bytes,
+        sample_rate=sample_rate,
+        judge_url=judge_url,
+        judge_protocol=judge_protocol,
+        judge_model=judge_model,
+    )
     try:
         pipeline = Pipeline(settings)
-    except (PackError, ValueError) as exc:
+    except (PackError, FactError, ExtractorError, ValueError) as exc:
         raise _fail(str(exc)) from None
     bar = sys.stderr if progress and sys.stderr.isatty() else None
     summary = run_scan(file, out_dir, settings, progress=bar, pipeline=pipeline)
@@ -90,11 +111,38 @@ def _print_summary(s: dict[str, object], out_dir: Path) -> None:
     ):
         for name, n in s[key].items():  # type: ignore[attr-defined]
             table.add_row(f"  {label} {name}", str(n))
+    table.add_row("claim checks (always / sampled)", _pair(s["checks_by_stratum"]))
+    table.add_row("  answers with ungrounded claims", str(s["answers_with_ungrounded_claims"]))
+    table.add_row(
+        "  ungrounded dose / contraindication claims", str(s["ungrounded_critical_claims"])
+    )
+    table.add_row(
+        "  fabricated / unsupported citations",
+        f"{s['fabricated_citations']} / {s['unsupported_citations']}",
+    )
+    for measure, est in s["estimates"].items():  # type: ignore[attr-defined]
+        table.add_row(f"  est. rate {measure.replace('_', ' ')}", _estimate(est))
     table.add_row("dead letters", str(s["dead_letters"]))
     for reason, n in s["dead_letters_by_reason"].items():  # type: ignore[attr-defined]
         table.add_row(f"  reason {reason}", str(n))
     out.print(table)
-    out.print(f"outputs in {out_dir}/: findings.jsonl dead_letters.jsonl metrics.prom summary.json")
+    out.print(
+        f"outputs in {out_dir}/: findings.jsonl verdicts.jsonl dead_letters.jsonl metrics.prom "
+        "summary.json"
+    )
+
+
+def _pair(by_stratum: object) -> str:
+    counts = by_stratum if isinstance(by_stratum, dict) else {}
+    return f"{counts.get('always', 0)} / {counts.get('sampled', 0)}"
+
+
+def _estimate(est: object) -> str:
+    if not isinstance(est, dict):
+        return "n/a"
+    point = est.get("estimate")
+    text = "n/a" if point is None else f"{point:.3f}"
+    return f"{text} [{est['lower']:.3f}, {est['upper']:.3f}]"
 
 
 @app.command()

@@ -11,15 +11,25 @@ from collections.abc import Iterable
 from typing import get_args
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
 
 from schemas.events import ChatEvent, Role
 from schemas.outputs import DeadLetterReason, Direction, Finding
+from schemas.verdicts import ClaimStatus, GroundingReport
+from services.estimation import RateTracker
+from services.judge import JudgeMetrics
+from services.sampling import SampleDecision
 
-__all__ = ["OTHER_TENANT", "VigilMetrics"]
+__all__ = ["MEASURES", "OTHER_TENANT", "RateCollector", "VigilMetrics"]
 
 OTHER_TENANT = "other"
 NO_TENANT = "none"
 
+#: Population rates estimated from the sampled checks: an answer with at least one ungrounded
+#: claim, an answer with at least one fabricated citation.
+MEASURES = ("unsupported_claim", "fabricated_citation")
+_FAITHFULNESS_BUCKETS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.999, 1.0)
 _LATENCY_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 0.5, 2.0)
 
 
@@ -85,6 +95,120 @@ class VigilMetrics:
                     rule=rule_id, category=category, severity=severity, direction=direction
                 )
         self.latency.labels(stage="screen")
+        self.latency.labels(stage="check")
+        self._init_checks()
+
+    def _init_checks(self) -> None:
+        registry = self.registry
+        self.population = Counter(
+            "vigil_answers_by_stratum_total",
+            "Assistant answers by sampling stratum (the population the checks estimate).",
+            ["stratum"],
+            registry=registry,
+        )
+        self.checks = Counter(
+            "vigil_sampled_checks_total",
+            "Claim-support checks run on assistant answers, by sampling stratum.",
+            ["stratum"],
+            registry=registry,
+        )
+        self.check_hits = Counter(
+            "vigil_check_hits_total",
+            "Checked answers with the measured property (see vigil_estimated_rate), by stratum.",
+            ["measure", "stratum"],
+            registry=registry,
+        )
+        self.claim_status = Counter(
+            "vigil_claim_status_total",
+            "Structured claims checked against the fact registry, by status.",
+            ["status"],
+            registry=registry,
+        )
+        self.grounding_claims = Counter(
+            "vigil_grounding_claims_total",
+            "Atomic answer claims checked against the retrieved passages.",
+            ["kind", "grounded", "method"],
+            registry=registry,
+        )
+        self.citations = Counter(
+            "vigil_citations_total",
+            "Citations in checked answers, by outcome.",
+            ["outcome"],
+            registry=registry,
+        )
+        self.faithfulness = Histogram(
+            "vigil_faithfulness_ratio",
+            "Faithfulness of checked answers: grounded claims / claims (1 with no claims).",
+            buckets=_FAITHFULNESS_BUCKETS,
+            registry=registry,
+        )
+        self.judge = JudgeMetrics(registry)
+        self.rates = {m: RateTracker() for m in MEASURES}
+        registry.register(RateCollector(self.rates))
+        for stratum in ("always", "sampled"):
+            self.population.labels(stratum=stratum)
+            self.checks.labels(stratum=stratum)
+            for measure in MEASURES:
+                self.check_hits.labels(measure=measure, stratum=stratum)
+        for status in get_args(ClaimStatus):
+            self.claim_status.labels(status=status)
+        for outcome in ("supported", "unsupported", "fabricated"):
+            self.citations.labels(outcome=outcome)
+        for kind in ("dose", "contraindication", "other"):
+            for grounded in ("true", "false"):
+                for method in ("deterministic", "judge"):
+                    self.grounding_claims.labels(kind=kind, grounded=grounded, method=method)
+
+    def observe_decision(self, decision: SampleDecision) -> None:
+        """Count one assistant answer into the population of its stratum."""
+        self.population.labels(stratum=decision.stratum).inc()
+        p = None if decision.stratum == "always" else decision.inclusion_probability
+        for tracker in self.rates.values():
+            tracker.observe_population(decision.stratum, p)
+
+    def observe_report(self, report: GroundingReport, seconds: float) -> None:
+        """Count one checked answer."""
+        stratum = report.stratum
+        self.checks.labels(stratum=stratum).inc()
+        hits = {
+            "unsupported_claim": bool(report.ungrounded),
+            "fabricated_citation": bool(report.fabricated_citations),
+        }
+        for measure, hit in hits.items():
+            if hit:
+                self.check_hits.labels(measure=measure, stratum=stratum).inc()
+            self.rates[measure].observe(
+                stratum, report.inclusion_probability, hit, report.conversation_id
+            )
+        for verdict in report.fact_checks:
+            self.claim_status.labels(status=verdict.status).inc()
+        cited = 0
+        for claim in report.claims:
+            grounded = "true" if claim.grounded else "false"
+            self.grounding_claims.labels(
+                kind=claim.kind, grounded=grounded, method=claim.method
+            ).inc()
+            cited += len(claim.cited_docs)
+        fabricated = len(report.fabricated_citations)
+        unsupported = len(report.unsupported_citations)
+        self.citations.labels(outcome="fabricated").inc(fabricated)
+        self.citations.labels(outcome="unsupported").inc(unsupported)
+        self.citations.labels(outcome="supported").inc(max(0, cited - fabricated - unsupported))
+        self.faithfulness.observe(report.faithfulness)
+        self.latency.labels(stage="check").observe(seconds)
+
+    def estimates(self) -> dict[str, object]:
+        """The current population estimates, for summaries."""
+        out: dict[str, object] = {}
+        for measure, tracker in self.rates.items():
+            est = tracker.estimate()
+            out[measure] = est.model_dump() if est is not None else None
+        return out
+
+    def observe_finding(self, f: Finding) -> None:
+        self.findings.labels(
+            rule=f.rule_id, category=f.category, severity=f.severity, direction=f.direction
+        ).inc()
 
     def tenant_label(self, tenant: str | None) -> str:
         if tenant is None:
@@ -97,9 +221,7 @@ class VigilMetrics:
         tenant = self.tenant_label(event.tenant)
         self.events.labels(role=event.role, tenant=tenant).inc()
         for f in findings:
-            self.findings.labels(
-                rule=f.rule_id, category=f.category, severity=f.severity, direction=f.direction
-            ).inc()
+            self.observe_finding(f)
         if abstained is not None:
             outcome = "abstained" if abstained else "answered"
             self.answers.labels(outcome=outcome, tenant=tenant).inc()
@@ -111,3 +233,35 @@ class VigilMetrics:
     def exposition(self) -> bytes:
         """The registry in the Prometheus text format."""
         return generate_latest(self.registry)
+
+
+class RateCollector(Collector):
+    """Exposes the current population estimates as gauges, computed when scraped.
+
+    ``vigil_estimated_rate{measure, bound}`` with bound ``estimate``, ``lower`` and ``upper`` (95%).
+    The counts behind them are counters (``vigil_answers_by_stratum_total``,
+    ``vigil_sampled_checks_total``, ``vigil_check_hits_total``), so a fleet-wide estimate can be
+    computed from their sums; intervals of separate workers cannot be added.
+    """
+
+    def __init__(self, rates: dict[str, RateTracker]) -> None:
+        self.rates = rates
+
+    def collect(self):  # type: ignore[no-untyped-def]
+        family = GaugeMetricFamily(
+            "vigil_estimated_rate",
+            "Estimated population rate from the sampled checks, with 95% interval bounds.",
+            labels=["measure", "bound"],
+        )
+        for measure, tracker in self.rates.items():
+            est = tracker.estimate()
+            if est is None:
+                continue
+            if est.estimate is not None:
+                family.add_metric([measure, "estimate"], est.estimate)
+            family.add_metric([measure, "lower"], est.lower)
+            family.add_metric([measure, "upper"], est.upper)
+        yield family
+
+    def describe(self):  # type: ignore[no-untyped-def]
+        return [GaugeMetricFamily("vigil_estimated_rate", "", labels=["measure", "bound"])]

@@ -13,9 +13,12 @@ from prometheus_client import CollectorRegistry
 
 from schemas.events import ChatEvent
 from schemas.outputs import DeadLetter, Finding
+from schemas.verdicts import JudgeLabel
+from services.checking import GROUNDING_RULES, Checked, ClaimChecker
 from services.ingest import decode_event
 from services.metrics import VigilMetrics
 from services.rules import RuleEngine, load_packs, load_prompt_registry
+from services.sampling import SampleDecision
 from services.screening import ConversationMemory, Screener
 from services.settings import Settings
 
@@ -41,7 +44,9 @@ class Pipeline:
         self.engine = RuleEngine(packs, prompts)
         self.screener = Screener(self.engine, settings.key_bytes, settings.memory_limits)
         self.registry = registry if registry is not None else CollectorRegistry()
+        self.checker = ClaimChecker(settings)
         rule_ids = [(r.id, r.category, r.severity) for r in self.engine.rules.values()]
+        rule_ids += [(rid, i.category, i.severity) for rid, i in GROUNDING_RULES.items()]
         self.metrics = VigilMetrics(
             self.registry, rule_ids=rule_ids, tenants=settings.metric_tenants
         )
@@ -59,6 +64,28 @@ class Pipeline:
         out = self.screener(event, memory)
         self.metrics.observe_event(event, out.findings, out.abstained, time.perf_counter() - t0)
         return Processed(event, out.findings, None, out.memory, out.abstained)
+
+    def decide(self, event: ChatEvent, findings: list[Finding]) -> SampleDecision | None:
+        """Sampling decision for an assistant answer (counted into the population); else None."""
+        decision = self.checker.decide(event, findings)
+        if decision is not None:
+            self.metrics.observe_decision(decision)
+        return decision
+
+    def check(
+        self,
+        event: ChatEvent,
+        decision: SampleDecision,
+        judge_results: dict[str, JudgeLabel] | None = None,
+        screened: list[Finding] | None = None,
+    ) -> Checked:
+        """Run the claim checks on a sampled answer and count them."""
+        t0 = time.perf_counter()
+        checked = self.checker.check(event, decision, judge_results, screened)
+        self.metrics.observe_report(checked.report, time.perf_counter() - t0)
+        for finding in checked.findings:
+            self.metrics.observe_finding(finding)
+        return checked
 
     def reject(self, dead: DeadLetter) -> None:
         """Count a dead letter; the caller delivers it (file or topic)."""

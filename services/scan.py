@@ -16,6 +16,10 @@ from pathlib import Path
 from typing import IO, BinaryIO
 
 from schemas.outputs import DeadLetter
+from schemas.verdicts import GroundingReport
+from services.checking import judge_config
+from services.grounding import critical_claims
+from services.judge import BlockingJudge
 from services.pipeline import Pipeline
 from services.screening import MemoryStore
 from services.settings import Settings
@@ -39,6 +43,13 @@ class ScanSummary:
     dead_letters_by_reason: Counter[str] = field(default_factory=Counter)
     answered: int = 0
     abstained: int = 0
+    checks: int = 0
+    checks_by_stratum: Counter[str] = field(default_factory=Counter)
+    answers_with_ungrounded_claims: int = 0
+    ungrounded_critical_claims: int = 0
+    fabricated_citations: int = 0
+    unsupported_citations: int = 0
+    estimates: dict[str, object] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -61,8 +72,14 @@ def run_scan(
     progress: IO[str] | None = None,
     pipeline: Pipeline | None = None,
 ) -> ScanSummary:
-    """Scan ``source`` (a path, or ``-`` for stdin) and write the outputs into ``out_dir``."""
+    """Scan ``source`` (a path, or ``-`` for stdin) and write the outputs into ``out_dir``.
+
+    Screens every event, checks the sampled assistant answers (asking the judge when one is
+    configured) and writes ``findings.jsonl``, ``verdicts.jsonl``, ``dead_letters.jsonl``,
+    ``metrics.prom`` and ``summary.json``.
+    """
     pipe = pipeline or Pipeline(settings)
+    jconf = judge_config(settings)
     out_dir.mkdir(parents=True, exist_ok=True)
     store = MemoryStore(settings.memory_limits)
     summary = ScanSummary()
@@ -76,6 +93,10 @@ def run_scan(
             total = Path(source).stat().st_size
         findings_out = stack.enter_context(open(out_dir / "findings.jsonl", "w", encoding="utf-8"))
         dead_out = stack.enter_context(open(out_dir / "dead_letters.jsonl", "w", encoding="utf-8"))
+        verdicts_out = stack.enter_context(open(out_dir / "verdicts.jsonl", "w", encoding="utf-8"))
+        judge = (
+            stack.enter_context(BlockingJudge(jconf, metrics=pipe.metrics.judge)) if jconf else None
+        )
         bar = _progress(stack, progress, total)
         for number, raw in iter_lines(stream):
             summary.lines += 1
@@ -100,15 +121,39 @@ def run_scan(
             if out.abstained is not None:
                 summary.abstained += out.abstained
                 summary.answered += not out.abstained
-            for f in out.findings:
+            findings = list(out.findings)
+            decision = pipe.decide(event, out.findings)
+            if decision is not None and decision.sampled:
+                labels = None
+                if judge is not None:
+                    requests = pipe.checker.judge_requests(event)
+                    results = judge.run(requests)
+                    labels = {
+                        r.hypothesis: res.label for r, res in zip(requests, results, strict=True)
+                    }
+                checked = pipe.check(event, decision, labels, out.findings)
+                _count_check(summary, checked.report)
+                verdicts_out.write(checked.report.model_dump_json() + "\n")
+                findings.extend(checked.findings)
+            for f in findings:
                 summary.findings += 1
                 summary.findings_by_category[f.category] += 1
                 summary.findings_by_entity[f.entity] += 1
                 summary.findings_by_direction[f.direction] += 1
                 findings_out.write(f.model_dump_json() + "\n")
+    summary.estimates = pipe.metrics.estimates()
     (out_dir / "metrics.prom").write_bytes(pipe.metrics.exposition())
     (out_dir / "summary.json").write_text(json.dumps(summary.as_dict(), indent=2) + "\n")
     return summary
+
+
+def _count_check(summary: ScanSummary, report: GroundingReport) -> None:
+    summary.checks += 1
+    summary.checks_by_stratum[report.stratum] += 1
+    summary.answers_with_ungrounded_claims += bool(report.ungrounded)
+    summary.ungrounded_critical_claims += len(critical_claims(report))
+    summary.fabricated_citations += len(report.fabricated_citations)
+    summary.unsupported_citations += len(report.unsupported_citations)
 
 
 def _progress(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import cached_property
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -31,6 +32,9 @@ class Settings(BaseSettings):
     input_topic: str = "chat.events"
     findings_topic: str = "vigil.findings"
     dlq_topic: str = "vigil.dlq"
+    verdicts_topic: str = "vigil.verdicts"
+    #: Internal topic from the screening agent to the claim-check agent (sampled answers).
+    checks_topic: str = "vigil.checks"
     topic_partitions: int = Field(default=4, ge=1)
     topic_replication: int = Field(default=1, ge=1)
 
@@ -51,6 +55,24 @@ class Settings(BaseSettings):
     memory_max_values: int = Field(default=256, ge=1)
     memory_max_age_seconds: float = Field(default=7 * 24 * 3600, gt=0)
     memory_max_conversations: int = Field(default=100_000, ge=1)
+    # Sampled claim checks (SPEC §5)
+    #: Share of answers without medical or high/critical findings that are checked.
+    sample_rate: float = Field(default=0.1, ge=0.0, le=1.0)
+    #: Key of the per-conversation sampling hash; whoever knows it can predict the sample.
+    sample_key: SecretStr = SecretStr(_DEV_KEY)
+    facts_dir: Path = REPO_ROOT / "rules" / "facts"
+    extractors_dir: Path = REPO_ROOT / "rules" / "extractors"
+    support_threshold: float | None = Field(default=None, ge=0.0, le=1.0)
+    #: Agent concurrency of the claim-check agent (screening always runs at 1; see app.py).
+    check_concurrency: int = Field(default=1, ge=1, le=64)
+    judge_url: str | None = None
+    judge_protocol: Literal["entailment", "openai"] = "entailment"
+    judge_model: str | None = None
+    judge_api_key: SecretStr | None = None
+    judge_timeout_seconds: float = Field(default=10.0, gt=0)
+    judge_max_retries: int = Field(default=2, ge=0, le=10)
+    judge_max_concurrency: int = Field(default=8, ge=1, le=256)
+
     #: Tenants that get their own metric label; every other tenant is counted as ``other``.
     metric_tenants: list[str] = Field(default_factory=list)
 
@@ -64,6 +86,10 @@ class Settings(BaseSettings):
     @property
     def key_bytes(self) -> bytes:
         return self.memory_key.get_secret_value().encode("utf-8")
+
+    @property
+    def sample_key_bytes(self) -> bytes:
+        return self.sample_key.get_secret_value().encode("utf-8")
 
     @property
     def uses_dev_key(self) -> bool:

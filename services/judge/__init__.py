@@ -14,6 +14,7 @@ A judge that is down, slow, refusing or malformed yields ``unverified`` — neve
 from __future__ import annotations
 
 from services.judge.batch import judge_many
+from services.judge.blocking import BlockingJudge
 from services.judge.breaker import BreakerState, CircuitBreaker
 from services.judge.client import Judge
 from services.judge.config import JudgeConfig, JudgeProtocol
@@ -24,6 +25,7 @@ from services.judge.result import OUTCOMES, JudgeOutcome, JudgeRequest, JudgeRes
 __all__ = [
     "OUTCOMES",
     "PROTOCOLS",
+    "BlockingJudge",
     "BreakerState",
     "CircuitBreaker",
     "Judge",

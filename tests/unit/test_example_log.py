@@ -76,3 +76,54 @@ def test_no_decoy_fires(scanned) -> None:
             if f["category"] in VALUE_CATEGORIES and f["start"] < span[1] and span[0] < f["end"]:
                 fired.append((decoy["kind"], decoy["text"], f["rule_id"]))
     assert fired == []
+
+
+@pytest.fixture(scope="module")
+def checked(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[dict], list[dict]]:
+    out = tmp_path_factory.mktemp("scan-checked")
+    run_scan(str(LOG), out, Settings(sample_rate=1.0))
+    verdicts = [json.loads(x) for x in (out / "verdicts.jsonl").read_text().splitlines()]
+    findings = [json.loads(x) for x in (out / "findings.jsonl").read_text().splitlines()]
+    return verdicts, findings
+
+
+def test_every_answer_is_checked_at_rate_one(checked) -> None:
+    verdicts, _ = checked
+    lines = LOG.read_text(encoding="utf-8").splitlines()
+    assistant = sum(1 for line in lines if json.loads(line)["role"] == "assistant")
+    assert len(verdicts) == assistant
+    assert {v["inclusion_probability"] for v in verdicts} == {1.0}
+
+
+def test_fabricated_citations_are_all_found_and_only_they(checked) -> None:
+    verdicts, findings = checked
+    got = {(v["event_id"], d) for v in verdicts for d in v["fabricated_citations"]}
+    want = {(c["event_id"], c["doc_id"]) for c in MANIFEST["fabricated_citations"]}
+    assert got == want
+    raised = {
+        (f["event_id"], f["evidence"]) for f in findings if f["entity"] == "FABRICATED_CITATION"
+    }
+    assert raised == want
+
+
+def test_ungrounded_doses_reach_findings_as_critical_and_grounded_ones_do_not(checked) -> None:
+    verdicts, findings = checked
+    critical = {
+        f["event_id"]
+        for f in findings
+        if f["rule_id"] == "grounding.ungrounded_dose" and f["severity"] == "critical"
+    }
+    assert critical == {c["event_id"] for c in MANIFEST["ungrounded_doses"]}
+    assert critical.isdisjoint(MANIFEST["grounded_doses"])
+    by_event = {v["event_id"]: v for v in verdicts}
+    for case in MANIFEST["ungrounded_doses"]:
+        claims = by_event[case["event_id"]]["claims"]
+        assert any(c["kind"] == "dose" and not c["grounded"] for c in claims)
+
+
+def test_verdict_texts_are_masked(checked) -> None:
+    verdicts, _ = checked
+    text = json.dumps(verdicts, ensure_ascii=False)
+    for planted in MANIFEST["findings"]:
+        if planted["category"] in {"pii", "secret"}:
+            assert planted["value"] not in text, planted["entity"]
