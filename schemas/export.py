@@ -9,6 +9,7 @@ from pydantic import BaseModel
 
 from schemas.events import ChatEvent
 from schemas.outputs import DeadLetter, Finding
+from schemas.review import RevealEvent, ReviewAction, ReviewFlag, ReviewItem, ReviewLabel
 from schemas.verdicts import ClaimVerdict, GroundingReport
 
 __all__ = ["JSON_DIR", "MODELS", "export", "render"]
@@ -20,6 +21,11 @@ MODELS: dict[str, type[BaseModel]] = {
     "DeadLetter": DeadLetter,
     "ClaimVerdict": ClaimVerdict,
     "GroundingReport": GroundingReport,
+    "ReviewItem": ReviewItem,
+    "ReviewFlag": ReviewFlag,
+    "ReviewAction": ReviewAction,
+    "ReviewLabel": ReviewLabel,
+    "RevealEvent": RevealEvent,
 }
 
 

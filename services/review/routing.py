@@ -1,0 +1,73 @@
+"""Which worker owns a conversation's review item, for routing API requests there.
+
+The review table is keyed by conversation id like the input topic, so a conversation's item sits
+in the partition Kafka's default partitioner picks for its key: ``murmur2(key bytes) & 0x7fffffff
+% partitions`` (Java's ``Utils.toPositive(Utils.murmur2(key)) % numPartitions``; kafka-python and
+aiokafka compute the same). :func:`owner_partition` is that formula. In the worker, let Faust
+answer "which host has this partition" (:func:`faust_locator`); the API proxies a request for a
+conversation it does not own to that host, and fans a list request out to every host.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from kafka.partitioner.default import murmur2
+from yarl import URL
+
+__all__ = ["Locator", "faust_locator", "faust_peers", "owner_partition"]
+
+#: ``locator(conversation_id)`` → base URL (``http://host:port``) of the owning worker, or
+#: ``None`` when this process owns it (or routing is off).
+Locator = Callable[[str], str | None]
+
+
+def owner_partition(conversation_id: str, partitions: int) -> int:
+    """The partition of ``conversation_id`` under Kafka's default partitioner (UTF-8 key)."""
+    if partitions < 1:
+        raise ValueError("partitions must be at least 1")
+    return (murmur2(conversation_id.encode("utf-8")) & 0x7FFFFFFF) % partitions
+
+
+def _ident(url: Any) -> tuple[str, int]:
+    return (str(url.host or ""), int(url.port or 80))
+
+
+def faust_locator(app: Any, table_name: str) -> Locator:
+    """A locator over a running Faust app's partition assignment (``app.router``).
+
+    Returns ``None`` for keys this worker owns and while the assignment is not known yet.
+    """
+
+    def locate(conversation_id: str) -> str | None:
+        try:
+            url = app.router.key_store(table_name, conversation_id)
+        except KeyError:
+            return None
+        if _ident(url) == _ident(app.conf.canonical_url):
+            return None
+        return f"{url.scheme}://{url.host}:{url.port}"
+
+    return locate
+
+
+def faust_peers(app: Any, table_name: str) -> Callable[[], Sequence[str]]:
+    """The other workers' base URLs that hold partitions of the table (for list fan-out)."""
+
+    def peers() -> list[str]:
+        try:
+            hosts = app.router.table_metadata(table_name)
+        except KeyError:
+            return []
+        me = _ident(app.conf.canonical_url)
+        out = []
+        for host, assignment in hosts.items():
+            if not any(assignment.values()):
+                continue
+            url = URL(str(host))
+            if _ident(url) != me:
+                out.append(f"{url.scheme}://{url.host}:{url.port}")
+        return sorted(out)
+
+    return peers
