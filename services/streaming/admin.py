@@ -13,7 +13,15 @@ from kafka.errors import TopicAlreadyExistsError
 
 from services.settings import Settings
 
-__all__ = ["client_config", "create_topics", "replay"]
+__all__ = ["MEMORY_TABLE", "changelog_topics", "client_config", "create_topics", "replay"]
+
+#: The worker's conversation-memory table; Faust names its changelog ``<app_id>-<table>-changelog``.
+MEMORY_TABLE = "conversation-memory"
+
+
+def changelog_topics(settings: Settings) -> list[str]:
+    """The changelog topics of the worker's tables (compacted, partitioned like the input)."""
+    return [f"{settings.app_id}-{MEMORY_TABLE}-changelog"]
 
 
 def client_config(settings: Settings) -> dict[str, Any]:
@@ -32,9 +40,16 @@ def client_config(settings: Settings) -> dict[str, Any]:
 def create_topics(
     settings: Settings, partitions: int | None = None, extra: Iterable[str] = ()
 ) -> dict[str, str]:
-    """Create the input, findings and dead-letter topics; return ``{topic: created|exists}``."""
+    """Create the input, findings, dead-letter and table changelog topics.
+
+    Returns ``{topic: created|exists}``. The changelog is created here too, with the input topic's
+    partition count: a worker that creates it itself races its own first metadata snapshot, and
+    Faust then fails table writes with ``PartitionsMismatch`` until the next metadata refresh.
+    """
     parts = partitions or settings.topic_partitions
     names = [settings.input_topic, settings.findings_topic, settings.dlq_topic, *extra]
+    compacted = set(changelog_topics(settings))
+    names += sorted(compacted)
     admin = KafkaAdminClient(client_id="vigil-admin", **client_config(settings))
     result: dict[str, str] = {}
     try:
@@ -43,6 +58,7 @@ def create_topics(
             if name in existing:
                 result[name] = "exists"
                 continue
+            configs = {"cleanup.policy": "compact"} if name in compacted else None
             try:
                 admin.create_topics(
                     [
@@ -50,6 +66,7 @@ def create_topics(
                             name,
                             num_partitions=parts,
                             replication_factor=settings.topic_replication,
+                            topic_configs=configs,
                         )
                     ]
                 )

@@ -20,6 +20,7 @@ from services.ingest import dead_letter
 from services.pipeline import Pipeline
 from services.screening import ConversationMemory
 from services.settings import Settings
+from services.streaming.admin import MEMORY_TABLE
 
 __all__ = ["create_app", "kafka_broker_url"]
 
@@ -69,11 +70,14 @@ def create_app(settings: Settings, registry: CollectorRegistry | None = None) ->
     findings_topic = app.topic(settings.findings_topic, key_type=bytes, value_type=bytes)
     dlq_topic = app.topic(settings.dlq_topic, key_type=bytes, value_type=bytes)
     memory = app.Table(
-        "conversation-memory",
+        MEMORY_TABLE,
         default=None,
         partitions=settings.topic_partitions,
         key_type=str,
-        value_type=dict,
+        # Values are plain JSON dicts. Not ``value_type=dict``: Faust decodes a non-model type
+        # with ``typ.from_data`` on changelog recovery, which dict lacks, so a restarted worker
+        # would never finish recovering. ``None`` means JSON, returned as the dict it was.
+        value_type=None,
         help="Keyed hashes of values users gave in their own turns, per conversation.",
     )
 

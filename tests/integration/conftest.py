@@ -13,11 +13,13 @@ import importlib.util
 import os
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+
+from tests.support.worker_process import VigilStack
 
 HERE = Path(__file__).resolve().parent
 LAUNCHER_PATH = HERE.parent.parent / "deploy" / "kafka" / "launcher.py"
@@ -73,3 +75,25 @@ def kafka_bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     finally:
         os.environ.pop(ENV_BOOTSTRAP, None)
         launcher.stop(state_dir)
+
+
+@pytest.fixture
+def vigil_stack(kafka_bootstrap: str, tmp_path: Path) -> Iterator[Callable[..., VigilStack]]:
+    """Factory of :class:`VigilStack`: fresh topics (created) and app id on the session broker.
+
+    ``make(name, **env)`` returns a stack; every worker it started is stopped at teardown
+    (SIGTERM, then SIGKILL after 30 s).
+    """
+    stacks: list[VigilStack] = []
+
+    def make(name: str, **env: str) -> VigilStack:
+        stack = VigilStack(kafka_bootstrap, tmp_path / f"stack-{len(stacks) + 1}", name, **env)
+        stacks.append(stack)
+        stack.create_topics()
+        return stack
+
+    try:
+        yield make
+    finally:
+        for stack in stacks:
+            stack.close()

@@ -1,0 +1,163 @@
+"""A worker killed with SIGKILL mid-stream loses nothing, and its successor remembers.
+
+An interleaved stream is replayed in three parts:
+
+A. user turns of conversations that continue later, plus a quarter of the stream. The test waits
+   until the worker has committed all of A (consumer-group offsets), so A's conversation memory
+   now lives only in the table's changelog topic.
+B. the second quarter; part-way through its findings the worker is killed with SIGKILL (nothing
+   flushed: some of B processed and committed, some processed but not committed, some not read).
+C. after a new worker with the same app id (consumer group) has started: the answers of A's
+   conversations (echo of the user's own address, leak of another) and the second half.
+
+Every event must be processed: findings deduplicated by ``finding_id`` equal ``vigil scan``'s over
+the whole file (duplicates are allowed: delivery is at least once), and the group's committed
+offsets reach the end of the input topic (events without findings too). The new worker resumes from
+committed offsets (it never re-reads A), so the echo/leak directions of C's answers to A's
+conversations are right only if the memory table was recovered from its changelog.
+
+The generated stream never gives, in a later user turn, a value an earlier answer leaked, so even
+a re-processed answer has only one correct direction: every copy of a finding must have scan's.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+from tests.support.chat_events import event, generate_events, write_jsonl
+from tests.support.kafka_io import TopicReader, committed_offsets, events_total
+from tests.support.parity import ScanResult, compare, findings_of
+from tests.support.worker_process import VigilStack
+
+N_EVENTS = 4000
+N_CROSS = 40  # conversations whose memory must cross the kill
+TIMEOUT_S = 300.0
+
+
+def _cross_kill(n: int) -> tuple[list[dict[str, object]], list[dict[str, object]]]:
+    """User turns (part A) and their answers (part C) of ``n`` conversations."""
+    before, after = [], []
+    for i in range(n):
+        cid = f"rst-cross-{i:03d}"
+        own = f"own.{i}.rst@example.org"
+        before.append(event(f"{cid}-t0", cid, 0, "user", f"Mail me at {own} please."))
+        answer = f"Sent to {own.upper()}; copy to other.{i}.rst@example.com."
+        after.append(event(f"{cid}-t1", cid, 1, "assistant", answer))
+    return before, after
+
+
+def _wait_committed(stack: VigilStack, n: int, timeout_s: float) -> None:
+    """Until the worker's group has committed offsets covering ``n`` input messages."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        offsets = committed_offsets(stack.bootstrap, stack.app_id, stack.input_topic)
+        if sum(o for o in offsets.values() if o > 0) >= n:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(
+                f"the worker did not commit {n} offsets within {timeout_s:.0f}s: {offsets}"
+                f"\n{stack.diagnostics()}"
+            )
+        time.sleep(0.5)
+
+
+def test_killed_worker_is_replaced_without_loss(
+    vigil_stack: Callable[..., VigilStack], tmp_path: Path
+) -> None:
+    events = generate_events(N_EVENTS, prefix="rst", seed=7, examples=None)
+    cross_before, cross_after = _cross_kill(N_CROSS)
+    q = len(events) // 4
+    part_a = cross_before + events[:q]
+    part_b = events[q : 2 * q]
+    part_c = cross_after + events[2 * q :]
+    paths = {
+        name: write_jsonl(tmp_path / f"{name}.jsonl", part)
+        for name, part in (("a", part_a), ("b", part_b), ("c", part_c))
+    }
+    whole = write_jsonl(tmp_path / "whole.jsonl", part_a + part_b + part_c)
+
+    scan = ScanResult(whole, tmp_path / "scan")
+    want = scan.directions
+    want_ids = {f"{eid}:{rule}:{start}-{end}" for eid, rule, start, end in want}
+    want_a = scan.for_events({e["event_id"] for e in part_a})
+    want_b = scan.for_events({e["event_id"] for e in part_b})
+    cross_ids = {e["event_id"] for e in cross_after}
+    want_cross = scan.for_events(cross_ids)
+    assert Counter(want_cross.values()) == {"echo": N_CROSS, "leak": N_CROSS}, want_cross
+
+    stack = vigil_stack("restart")
+    findings = TopicReader(stack.bootstrap, stack.findings_topic)
+    try:
+        first_worker = stack.start_worker()
+        stack.replay(paths["a"])
+        _wait_committed(stack, len(part_a), TIMEOUT_S)
+        ids_a = {f"{eid}:{rule}:{start}-{end}" for eid, rule, start, end in want_a}
+        findings.read_until(
+            lambda r: {f.finding_id for f in findings_of(r)} >= ids_a,
+            60,
+            "part A's findings (published before its offsets were committed)",
+            stack.diagnostics,
+        )
+        n_a = len({f.finding_id for f in findings_of(findings.records)})
+
+        stack.replay(paths["b"])
+        findings.read_until(
+            lambda r: len({f.finding_id for f in findings_of(r)}) >= n_a + len(want_b) // 3,
+            TIMEOUT_S,
+            "a third of part B's findings",
+            stack.diagnostics,
+        )
+        first_worker.kill()
+        before_kill = {f.finding_id for f in findings_of(findings.records)}
+        time.sleep(1.0)  # a commit request already on the wire when the process died lands
+        committed_at_kill = committed_offsets(stack.bootstrap, stack.app_id, stack.input_topic)
+        assert sum(committed_at_kill.values()) >= len(part_a), committed_at_kill
+
+        t0 = time.monotonic()
+        second_worker = stack.start_worker()
+        stack.replay(paths["c"])
+        findings.read_until(
+            lambda r: {f.finding_id for f in findings_of(r)} >= want_ids,
+            TIMEOUT_S,
+            f"all {len(want_ids)} findings",
+            stack.diagnostics,
+        )
+        took = time.monotonic() - t0
+        findings.drain()
+
+        got_all = findings_of(findings.records)
+        got: dict[tuple[str, str, int, int], str] = {}
+        for f in got_all:
+            k = (f.event_id, f.rule_id, f.start, f.end)
+            assert f.finding_id == f"{k[0]}:{k[1]}:{k[2]}-{k[3]}"
+            assert k in want, f"unexpected finding {f.finding_id}"
+            assert f.direction == want[k], (
+                f"{f.finding_id}: {f.direction}, scan says {want[k]} (a copy processed with "
+                "the wrong conversation memory)"
+            )
+            got[k] = f.direction
+        problem = compare(got, want, "findings after the restart vs scan")
+        assert problem is None, problem
+        cross = {k: d for k, d in got.items() if k[0] in cross_ids}
+        assert cross == want_cross, "memory from before the kill was not recovered"
+
+        # The new worker got through every event (those without findings too): its group
+        # commits the end of the topic; and it resumed from committed offsets: it never re-read
+        # part A, so the user turns of the cross-kill conversations were only in the changelog.
+        assert second_worker.alive, second_worker.diagnostics()
+        total = len(part_a) + len(part_b) + len(part_c)
+        _wait_committed(stack, total, TIMEOUT_S)
+        copies_a = Counter(f.finding_id for f in got_all if f.finding_id in ids_a)
+        assert copies_a == Counter(ids_a), f"part A re-processed: {copies_a.most_common(3)}"
+        uncommitted = total - sum(committed_at_kill.values())
+        processed = events_total(second_worker.metrics())
+        print(
+            f"\nrestart: {len(want)} findings; {len(before_kill)} distinct before the kill; "
+            f"{uncommitted} uncommitted at the kill, second worker processed {processed:.0f}; "
+            f"{len(got_all) - len(got)} duplicate findings; all done {took:.1f}s after the kill"
+        )
+    finally:
+        findings.close()

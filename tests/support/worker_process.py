@@ -1,0 +1,255 @@
+"""A real ``vigil worker`` in a subprocess, on its own topics, for the integration tests.
+
+:class:`VigilStack` names a fresh set of topics and a consumer group (the Faust app id), creates
+the topics with ``vigil topics create`` before any worker starts (input, findings, dead letters and
+the memory table's changelog, all with the same partition count: Faust refuses mismatched counts,
+and a changelog the worker creates itself can miss its first metadata snapshot), and starts,
+kills and restarts workers on them. :class:`WorkerProcess` is one worker: output captured to a
+log file, ready once ``/healthz`` answers, stopped with SIGTERM and then SIGKILL.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+__all__ = ["STOP_GRACE_S", "VigilStack", "WorkerProcess", "free_port", "run_cli"]
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+STOP_GRACE_S = 30.0
+START_TIMEOUT_S = 120.0
+PARTITIONS = 4
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def run_cli(args: list[str], env: dict[str, str], timeout_s: float = 300.0) -> str:
+    """Run ``vigil ARGS`` (this interpreter, ``-m services.cli``); fail with its output."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "services.cli", *args],
+        env=env,
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+    )
+    if proc.returncode != 0:
+        raise AssertionError(
+            f"vigil {' '.join(args)} exited {proc.returncode}\n"
+            f"--- stdout\n{proc.stdout}\n--- stderr\n{proc.stderr}"
+        )
+    return proc.stdout
+
+
+def _tail(path: Path, lines: int = 60) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except FileNotFoundError:
+        return f"(no {path})"
+
+
+class WorkerProcess:
+    """One ``vigil worker`` subprocess."""
+
+    def __init__(self, env: dict[str, str], log_path: Path, loglevel: str = "info") -> None:
+        self.env = env
+        self.log_path = log_path
+        self.loglevel = loglevel
+        self.port = int(env["VIGIL_WEB_PORT"])
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self, timeout_s: float = START_TIMEOUT_S) -> WorkerProcess:
+        with open(self.log_path, "ab") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "services.cli", "worker", "--loglevel", self.loglevel],
+                env=self.env,
+                cwd=REPO_ROOT,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        deadline = time.monotonic() + timeout_s
+        while True:
+            if not self.alive:
+                raise AssertionError(
+                    f"vigil worker exited with {self.proc.returncode} before /healthz answered"
+                    f"\n{self.diagnostics()}"
+                )
+            if self.healthz(timeout_s=2.0) is not None:
+                return self
+            if time.monotonic() > deadline:
+                raise AssertionError(
+                    f"vigil worker: /healthz did not answer within {timeout_s:.0f}s"
+                    f"\n{self.diagnostics()}"
+                )
+            time.sleep(0.3)
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def kill(self) -> None:
+        """SIGKILL: an abrupt crash, nothing flushed or committed."""
+        if self.proc is not None and self.alive:
+            self.proc.send_signal(signal.SIGKILL)
+        if self.proc is not None:
+            self.proc.wait(timeout=30)
+
+    def stop(self, grace_s: float = STOP_GRACE_S) -> None:
+        """SIGTERM (graceful shutdown), then SIGKILL after ``grace_s`` seconds."""
+        if self.proc is None or not self.alive:
+            return
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(timeout=30)
+
+    # ------------------------------------------------------------------ HTTP
+
+    def _get(self, path: str, timeout_s: float) -> tuple[int, str]:
+        with urllib.request.urlopen(self.url + path, timeout=timeout_s) as resp:
+            return resp.status, resp.read().decode("utf-8")
+
+    def healthz(self, timeout_s: float = 10.0) -> dict[str, object] | None:
+        """The parsed ``/healthz`` answer, or ``None`` when it does not answer 200."""
+        try:
+            status, body = self._get("/healthz", timeout_s)
+        except (OSError, urllib.error.URLError):
+            return None
+        return json.loads(body) if status == 200 else None
+
+    def metrics(self, timeout_s: float = 30.0) -> str:
+        status, body = self._get("/metrics", timeout_s)
+        assert status == 200, f"/metrics answered {status}"
+        return body
+
+    def metrics_when(
+        self,
+        done: Callable[[str], bool],
+        what: str,
+        timeout_s: float = 120.0,
+        describe: Callable[[str], str] | None = None,
+    ) -> str:
+        """Scrape ``/metrics`` until ``done(text)``: events without findings leave no other trace,
+        so counters are the only way to know the worker has got through a topic."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            text = self.metrics()
+            if done(text):
+                return text
+            if time.monotonic() > deadline:
+                seen = describe(text) if describe is not None else ""
+                raise AssertionError(
+                    f"/metrics never showed {what} within {timeout_s:.0f}s {seen}\n"
+                    f"{self.diagnostics()}"
+                )
+            time.sleep(0.5)
+
+    # ------------------------------------------------------------------ diagnostics
+
+    def log_text(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def diagnostics(self) -> str:
+        state = "running" if self.alive else f"exited ({self.proc and self.proc.returncode})"
+        return f"--- worker {state}, log {self.log_path} (tail)\n{_tail(self.log_path)}"
+
+
+class VigilStack:
+    """Unique topics, app id and data dir for one test, and the workers running on them."""
+
+    def __init__(
+        self,
+        bootstrap: str,
+        work_dir: Path,
+        name: str,
+        partitions: int = PARTITIONS,
+        **env: str,
+    ) -> None:
+        suffix = uuid.uuid4().hex[:10]
+        self.bootstrap = bootstrap
+        self.work_dir = work_dir
+        self.input_topic = f"it-{name}-events-{suffix}"
+        self.findings_topic = f"it-{name}-findings-{suffix}"
+        self.dlq_topic = f"it-{name}-dlq-{suffix}"
+        self.app_id = f"it-{name}-{suffix}"
+        self.partitions = partitions
+        self.data_dir = work_dir / "worker-data"
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.workers: list[WorkerProcess] = []
+        self.extra_env = env
+
+    def env(self, **overrides: str) -> dict[str, str]:
+        """The environment of every process of this stack (workers and CLI commands)."""
+        env = dict(os.environ)
+        env.update(
+            {
+                "VIGIL_KAFKA_BOOTSTRAP": self.bootstrap,
+                "VIGIL_INPUT_TOPIC": self.input_topic,
+                "VIGIL_FINDINGS_TOPIC": self.findings_topic,
+                "VIGIL_DLQ_TOPIC": self.dlq_topic,
+                "VIGIL_APP_ID": self.app_id,
+                "VIGIL_DATA_DIR": str(self.data_dir),
+                "VIGIL_SESSION_TIMEOUT_SECONDS": "6",
+                "VIGIL_TOPIC_PARTITIONS": str(self.partitions),
+                "PYTHONUNBUFFERED": "1",
+                **self.extra_env,
+                **overrides,
+            }
+        )
+        return env
+
+    def create_topics(self) -> str:
+        out = run_cli(["topics", "create", "--partitions", str(self.partitions)], self.env())
+        for name in (self.input_topic, self.findings_topic, self.dlq_topic, self.changelog_topic):
+            assert f"{name}: created" in out, out
+        return out
+
+    @property
+    def changelog_topic(self) -> str:
+        from services.settings import Settings
+        from services.streaming.admin import changelog_topics
+
+        (name,) = changelog_topics(Settings(app_id=self.app_id))
+        return name
+
+    def start_worker(self, loglevel: str = "info", **overrides: str) -> WorkerProcess:
+        env = self.env(VIGIL_WEB_PORT=str(free_port()), **overrides)
+        log_path = self.work_dir / f"worker-{len(self.workers) + 1}.log"
+        worker = WorkerProcess(env, log_path, loglevel)
+        self.workers.append(worker)
+        return worker.start()
+
+    def replay(self, path: Path, topic: str | None = None) -> str:
+        """``vigil replay PATH --topic T`` (the input topic by default)."""
+        out = run_cli(["replay", str(path), "--topic", topic or self.input_topic], self.env())
+        assert "sent" in out, out
+        return out
+
+    def diagnostics(self) -> str:
+        return "\n".join(w.diagnostics() for w in self.workers) or "(no worker started)"
+
+    def close(self) -> None:
+        for worker in self.workers:
+            with contextlib.suppress(Exception):
+                worker.stop()
