@@ -4,6 +4,8 @@ JSON Schema files generated from these models live in ``schemas/json/``; ``vigil
 regenerates them and a test fails when they drift.
 """
 
+from schemas.alerts import Alert, DetectorSettings
+from schemas.evalset import EvalCase, EvalLabel
 from schemas.events import (
     SCHEMA_VERSION,
     ChatEvent,
@@ -30,6 +32,7 @@ from schemas.verdicts import (
 
 __all__ = [
     "SCHEMA_VERSION",
+    "Alert",
     "Category",
     "ChatEvent",
     "CitationIssue",
@@ -39,7 +42,10 @@ __all__ = [
     "ClaimVerdict",
     "DeadLetter",
     "DeadLetterReason",
+    "DetectorSettings",
     "Direction",
+    "EvalCase",
+    "EvalLabel",
     "Finding",
     "GroundingReport",
     "JudgeLabel",

@@ -142,7 +142,7 @@ class EvalLabel(_Model):
     )
     claim_statuses: list[ClaimCorrection] = Field(default_factory=list)
     claim_grounding: list[GroundingCorrection] = Field(default_factory=list)
-    expected_answer: str | None = Field(default=None, min_length=1, max_length=4096)
+    expected_answer: str | None = Field(default=None, min_length=1, max_length=8000)
     expected_abstention: bool | None = None
     answer_correct: bool | None = None
     relevant_doc_ids: list[Ident] | None = Field(

@@ -7,6 +7,8 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from schemas.alerts import Alert
+from schemas.evalset import EvalCase, EvalLabel
 from schemas.events import ChatEvent
 from schemas.outputs import DeadLetter, Finding
 from schemas.review import RevealEvent, ReviewAction, ReviewFlag, ReviewItem, ReviewLabel
@@ -26,6 +28,9 @@ MODELS: dict[str, type[BaseModel]] = {
     "ReviewAction": ReviewAction,
     "ReviewLabel": ReviewLabel,
     "RevealEvent": RevealEvent,
+    "EvalCase": EvalCase,
+    "EvalLabel": EvalLabel,
+    "Alert": Alert,
 }
 
 

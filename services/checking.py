@@ -58,6 +58,8 @@ class CheckRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     event: ChatEvent
     decision: SampleDecision
+    #: The answer's screening findings: values they matched are masked in the report.
+    findings: list[Finding] = []
 
 
 @dataclass(frozen=True, slots=True)

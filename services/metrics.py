@@ -7,6 +7,8 @@ reasons, the loaded rule ids, and tenants from a configured allow-list (every ot
 
 from __future__ import annotations
 
+import logging
+from collections import Counter as Counter_
 from collections.abc import Iterable
 from typing import get_args
 
@@ -22,6 +24,8 @@ from services.judge import JudgeMetrics
 from services.sampling import SampleDecision
 
 __all__ = ["MEASURES", "OTHER_TENANT", "RateCollector", "VigilMetrics"]
+
+log = logging.getLogger("vigil.metrics")
 
 OTHER_TENANT = "other"
 NO_TENANT = "none"
@@ -144,6 +148,8 @@ class VigilMetrics:
         )
         self.judge = JudgeMetrics(registry)
         self.rates = {m: RateTracker() for m in MEASURES}
+        # Sampled answers counted into the population but not yet checked, per (stratum, p).
+        self._pending: Counter_[tuple[str, float]] = Counter_()
         registry.register(RateCollector(self.rates))
         for stratum in ("always", "sampled"):
             self.population.labels(stratum=stratum)
@@ -165,10 +171,24 @@ class VigilMetrics:
         p = None if decision.stratum == "always" else decision.inclusion_probability
         for tracker in self.rates.values():
             tracker.observe_population(decision.stratum, p)
+        if decision.sampled:
+            self._pending[(decision.stratum, decision.inclusion_probability)] += 1
 
     def observe_report(self, report: GroundingReport, seconds: float) -> None:
-        """Count one checked answer."""
+        """Count one checked answer.
+
+        A check whose answer this process did not screen (a worker that took over the partition
+        of one that died between screening and checking) is counted into the population here, so
+        the estimate's counts stay consistent: checked answers are part of the population.
+        """
         stratum = report.stratum
+        slot = (stratum, report.inclusion_probability)
+        if self._pending[slot] > 0:
+            self._pending[slot] -= 1
+        else:
+            p = None if stratum == "always" else report.inclusion_probability
+            for tracker in self.rates.values():
+                tracker.observe_population(stratum, p)
         self.checks.labels(stratum=stratum).inc()
         hits = {
             "unsupported_claim": bool(report.ungrounded),
@@ -254,7 +274,11 @@ class RateCollector(Collector):
             labels=["measure", "bound"],
         )
         for measure, tracker in self.rates.items():
-            est = tracker.estimate()
+            try:
+                est = tracker.estimate()
+            except ValueError:  # inconsistent counts must never break the scrape
+                log.exception("estimate of %s failed", measure)
+                continue
             if est is None:
                 continue
             if est.estimate is not None:

@@ -40,14 +40,21 @@ def client_config(settings: Settings) -> dict[str, Any]:
 def create_topics(
     settings: Settings, partitions: int | None = None, extra: Iterable[str] = ()
 ) -> dict[str, str]:
-    """Create the input, findings, dead-letter and table changelog topics.
+    """Create the input, output, internal and table changelog topics.
 
     Returns ``{topic: created|exists}``. The changelog is created here too, with the input topic's
     partition count: a worker that creates it itself races its own first metadata snapshot, and
     Faust then fails table writes with ``PartitionsMismatch`` until the next metadata refresh.
     """
     parts = partitions or settings.topic_partitions
-    names = [settings.input_topic, settings.findings_topic, settings.dlq_topic, *extra]
+    names = [
+        settings.input_topic,
+        settings.findings_topic,
+        settings.dlq_topic,
+        settings.checks_topic,
+        settings.verdicts_topic,
+        *extra,
+    ]
     compacted = set(changelog_topics(settings))
     names += sorted(compacted)
     admin = KafkaAdminClient(client_id="vigil-admin", **client_config(settings))

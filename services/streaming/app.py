@@ -16,7 +16,10 @@ from faust.sensors.prometheus import setup_prometheus_sensors
 from prometheus_client import CollectorRegistry
 
 from schemas.outputs import DeadLetter
+from schemas.verdicts import JudgeLabel
+from services.checking import CheckRequest, judge_config
 from services.ingest import dead_letter
+from services.judge import Judge
 from services.pipeline import Pipeline
 from services.screening import ConversationMemory
 from services.settings import Settings
@@ -69,6 +72,9 @@ def create_app(settings: Settings, registry: CollectorRegistry | None = None) ->
     chat_events = app.topic(settings.input_topic, key_type=bytes, value_type=bytes)
     findings_topic = app.topic(settings.findings_topic, key_type=bytes, value_type=bytes)
     dlq_topic = app.topic(settings.dlq_topic, key_type=bytes, value_type=bytes)
+    checks_topic = app.topic(settings.checks_topic, key_type=bytes, value_type=bytes)
+    verdicts_topic = app.topic(settings.verdicts_topic, key_type=bytes, value_type=bytes)
+    jconf = judge_config(settings)
     memory = app.Table(
         MEMORY_TABLE,
         default=None,
@@ -104,12 +110,54 @@ def create_app(settings: Settings, registry: CollectorRegistry | None = None) ->
                     await findings_topic.send(
                         key=cid.encode(), value=finding.model_dump_json().encode()
                     )
+                decision = pipeline.decide(decoded, out.findings)
+                if decision is not None and decision.sampled:
+                    request = CheckRequest(event=decoded, decision=decision, findings=out.findings)
+                    await checks_topic.send(
+                        key=cid.encode(), value=request.model_dump_json().encode()
+                    )
             except Exception as exc:  # a bug must not stop the worker nor lose the message
                 log.error("processing failed at %s: %s", source, type(exc).__name__)
                 dl = dead_letter(
                     raw,
                     "processing_error",
                     f"{type(exc).__name__} while screening",
+                    source,
+                    settings.dead_letter_keep_bytes,
+                )
+                pipeline.reject(dl)
+                await dlq_topic.send(key=key, value=dl.model_dump_json().encode())
+
+    @app.agent(checks_topic, concurrency=settings.check_concurrency)
+    async def check_answers(stream: faust.StreamT[bytes]) -> None:
+        """Claim checks of sampled answers, apart from screening so a slow judge never stalls it.
+
+        The judge client lives as long as the agent: its cache and circuit breaker carry over.
+        """
+        judge = Judge(jconf, metrics=pipeline.metrics.judge) if jconf is not None else None
+        async for ev in stream.events():
+            msg = ev.message
+            raw = ev.value if isinstance(ev.value, bytes) else b""
+            source = f"{msg.topic}/{msg.partition}/{msg.offset}"
+            key = ev.key if isinstance(ev.key, bytes) else None
+            try:
+                request = CheckRequest.model_validate_json(raw)
+                labels: dict[str, JudgeLabel] | None = None
+                if judge is not None:
+                    asks = pipeline.checker.judge_requests(request.event)
+                    results = await judge.judge_all(asks)
+                    labels = {a.hypothesis: r.label for a, r in zip(asks, results, strict=True)}
+                checked = pipeline.check(request.event, request.decision, labels, request.findings)
+                cid = request.event.conversation_id.encode()
+                await verdicts_topic.send(key=cid, value=checked.report.model_dump_json().encode())
+                for finding in checked.findings:
+                    await findings_topic.send(key=cid, value=finding.model_dump_json().encode())
+            except Exception as exc:  # as in screening: count it, keep the bytes, keep going
+                log.error("claim check failed at %s: %s", source, type(exc).__name__)
+                dl = dead_letter(
+                    raw,
+                    "processing_error",
+                    f"{type(exc).__name__} while checking claims",
                     source,
                     settings.dead_letter_keep_bytes,
                 )
@@ -123,6 +171,12 @@ def create_app(settings: Settings, registry: CollectorRegistry | None = None) ->
     # Handles for tests (agent.test_context()) and for the web views of later stages.
     app.vigil_pipeline = pipeline  # type: ignore[attr-defined]
     app.vigil_agent = screen_events  # type: ignore[attr-defined]
-    app.vigil_topics = {"findings": findings_topic, "dlq": dlq_topic}  # type: ignore[attr-defined]
+    app.vigil_check_agent = check_answers  # type: ignore[attr-defined]
+    app.vigil_topics = {  # type: ignore[attr-defined]
+        "findings": findings_topic,
+        "dlq": dlq_topic,
+        "checks": checks_topic,
+        "verdicts": verdicts_topic,
+    }
     app.vigil_memory = memory  # type: ignore[attr-defined]
     return app

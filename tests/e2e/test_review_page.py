@@ -5,7 +5,8 @@ Open the queue, enter the token, move with the keyboard, claim, label, and see t
 the open queue; a reviewer with the reveal role reveals a value and the reveal is logged. Waits
 use selectors, not JavaScript predicates: the page's Content-Security-Policy (kept on here)
 forbids the ``eval`` that ``wait_for_function`` polls with. The screenshot of the conversation
-view goes to the test's tmp dir and to ``docs/review-page.png``.
+view goes to the test's tmp dir and to ``out/screenshots/review-page.png`` (not tracked; copy it
+to ``docs/review-page.png`` when the page changes).
 """
 
 from __future__ import annotations
@@ -190,7 +191,8 @@ async def test_claim_label_and_the_item_leaves_the_queue(
         await page.locator("#note").fill("Max daily dose of paracetamol is 4 g.")
         shot = tmp_path / "review-page.png"
         await page.screenshot(path=str(shot), full_page=True)
-        shutil.copyfile(shot, ROOT / "docs" / "review-page.png")
+        (ROOT / "out" / "screenshots").mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(shot, ROOT / "out" / "screenshots" / "review-page.png")
 
         await page.locator("#note").blur()
         await page.keyboard.press("t")

@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from schemas import DeadLetter, Finding
+from schemas import DeadLetter, Finding, GroundingReport
 from tests.support.chat_events import generate_events, invalid_lines, write_jsonl
 from tests.support.kafka_io import (
     TopicReader,
@@ -61,6 +61,7 @@ def test_worker_findings_and_metrics_equal_scan(
     worker = stack.start_worker()
     findings = TopicReader(stack.bootstrap, stack.findings_topic)
     dlq = TopicReader(stack.bootstrap, stack.dlq_topic)
+    verdicts = TopicReader(stack.bootstrap, stack.verdicts_topic)
     try:
         t0 = time.monotonic()
         stack.replay(path)
@@ -78,7 +79,14 @@ def test_worker_findings_and_metrics_equal_scan(
             f"{len(scan.dead_letters)} dead letters",
             stack.diagnostics,
         )
+        verdicts.read_until(
+            lambda r: len(r) >= len(scan.verdicts),
+            FINDINGS_TIMEOUT_S,
+            f"{len(scan.verdicts)} verdicts",
+            stack.diagnostics,
+        )
         processed = time.monotonic() - t0
+        verdicts.drain(quiet_s=1.0)
         findings.drain()  # anything the worker found beyond scan would arrive by now
         dlq.drain(quiet_s=1.0)
 
@@ -97,6 +105,19 @@ def test_worker_findings_and_metrics_equal_scan(
             f"{duplicates} findings published twice: the worker re-processed events (a "
             "rebalance?), which would also inflate its counters"
         )
+
+        # The sampled claim checks: same answers sampled (same key and rate), same verdicts.
+        got_verdicts = {}
+        for record in verdicts.records:
+            report = GroundingReport.model_validate_json(record.value)
+            assert record.key == report.conversation_id.encode()
+            assert report.event_id not in got_verdicts, f"{report.event_id}: verdict twice"
+            got_verdicts[report.event_id] = report.model_dump()
+        want_verdicts = {v.event_id: v.model_dump() for v in scan.verdicts}
+        assert set(got_verdicts) == set(want_verdicts), "different answers were checked"
+        differ = [e for e in want_verdicts if got_verdicts[e] != want_verdicts[e]]
+        assert not differ, f"{len(differ)} verdicts differ from scan's, e.g. {differ[:3]}"
+        assert {v["stratum"] for v in want_verdicts.values()} == {"always", "sampled"}
 
         dead = [DeadLetter.model_validate_json(r.value) for r in dlq.records]
         assert Counter(d.reason for d in dead) == Counter(d.reason for d in scan.dead_letters)
@@ -124,3 +145,4 @@ def test_worker_findings_and_metrics_equal_scan(
     finally:
         findings.close()
         dlq.close()
+        verdicts.close()

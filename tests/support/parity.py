@@ -1,9 +1,8 @@
 """What the integration tests compare: ``vigil scan``'s outputs and the worker's.
 
-``vigil scan`` runs the screening stage and the sampled claim checks (issue 3); the worker runs
-the screening stage only, for now. The comparisons therefore leave out the claim checks' rule ids
-(:data:`NOT_IN_WORKER`) on both sides. When the worker's claim-check agent lands, empty that set
-and every comparison covers both stages.
+Both run the screening stage and the sampled claim checks, so every finding and every verdict
+is compared. :data:`NOT_IN_WORKER` stays as the one place to exclude rule ids from the
+comparisons, should a stage ever run in only one of the two paths; it is empty.
 """
 
 from __future__ import annotations
@@ -12,14 +11,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from schemas import DeadLetter, Finding
-from services.checking import GROUNDING_RULES
+from schemas import DeadLetter, Finding, GroundingReport
 from services.scan import ScanSummary, run_scan
 from services.settings import Settings
 from tests.support.kafka_io import findings_by_rule_direction
 
-#: Rule ids that ``vigil scan`` emits and the worker does not (yet): the claim checks'.
-NOT_IN_WORKER: frozenset[str] = frozenset(GROUNDING_RULES)
+#: Rule ids that ``vigil scan`` emits and the worker does not: none.
+NOT_IN_WORKER: frozenset[str] = frozenset()
 
 #: A finding's identity across the two paths (SPEC §10, issue 2 item 10).
 Key = tuple[str, str, int, int]
@@ -37,6 +35,8 @@ class ScanResult:
         with open(out_dir / "findings.jsonl", encoding="utf-8") as fh:
             every = [Finding.model_validate_json(line) for line in fh]
         self.findings = [f for f in every if f.rule_id not in NOT_IN_WORKER]
+        with open(out_dir / "verdicts.jsonl", encoding="utf-8") as fh:
+            self.verdicts = [GroundingReport.model_validate_json(line) for line in fh]
         with open(out_dir / "dead_letters.jsonl", encoding="utf-8") as fh:
             self.dead_letters = [DeadLetter.model_validate_json(line) for line in fh]
         self.metrics_text = (out_dir / "metrics.prom").read_text(encoding="utf-8")

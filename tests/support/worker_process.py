@@ -192,6 +192,8 @@ class VigilStack:
         self.input_topic = f"it-{name}-events-{suffix}"
         self.findings_topic = f"it-{name}-findings-{suffix}"
         self.dlq_topic = f"it-{name}-dlq-{suffix}"
+        self.checks_topic = f"it-{name}-checks-{suffix}"
+        self.verdicts_topic = f"it-{name}-verdicts-{suffix}"
         self.app_id = f"it-{name}-{suffix}"
         self.partitions = partitions
         self.data_dir = work_dir / "worker-data"
@@ -208,6 +210,8 @@ class VigilStack:
                 "VIGIL_INPUT_TOPIC": self.input_topic,
                 "VIGIL_FINDINGS_TOPIC": self.findings_topic,
                 "VIGIL_DLQ_TOPIC": self.dlq_topic,
+                "VIGIL_CHECKS_TOPIC": self.checks_topic,
+                "VIGIL_VERDICTS_TOPIC": self.verdicts_topic,
                 "VIGIL_APP_ID": self.app_id,
                 "VIGIL_DATA_DIR": str(self.data_dir),
                 "VIGIL_SESSION_TIMEOUT_SECONDS": "6",
@@ -221,7 +225,15 @@ class VigilStack:
 
     def create_topics(self) -> str:
         out = run_cli(["topics", "create", "--partitions", str(self.partitions)], self.env())
-        for name in (self.input_topic, self.findings_topic, self.dlq_topic, self.changelog_topic):
+        names = (
+            self.input_topic,
+            self.findings_topic,
+            self.dlq_topic,
+            self.checks_topic,
+            self.verdicts_topic,
+            self.changelog_topic,
+        )
+        for name in names:
             assert f"{name}: created" in out, out
         return out
 

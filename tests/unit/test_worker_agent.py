@@ -8,7 +8,8 @@ from unittest.mock import AsyncMock
 
 from prometheus_client import CollectorRegistry
 
-from schemas import DeadLetter, Finding
+from schemas import DeadLetter, Finding, GroundingReport
+from services.checking import CheckRequest
 from services.settings import Settings
 from services.streaming.app import create_app
 
@@ -34,6 +35,7 @@ async def test_agent_screens_remembers_and_dead_letters(tmp_path: Path) -> None:
     app = create_app(Settings(rules_dir=PACK, data_dir=tmp_path, web_port=6199), registry)
     findings_send = app.vigil_topics["findings"].send = AsyncMock()
     dlq_send = app.vigil_topics["dlq"].send = AsyncMock()
+    checks_send = app.vigil_topics["checks"].send = AsyncMock()
     async with app.vigil_agent.test_context() as agent:
         await agent.put(_event(0, "user", "I am anna@example.nl"), key=b"c1")
         await agent.put(
@@ -56,3 +58,22 @@ async def test_agent_screens_remembers_and_dead_letters(tmp_path: Path) -> None:
     assert get("vigil_invalid_events_total", {"reason": "bad_utf8"}) == 1
     labels = {"rule": "pii.email", "category": "pii", "severity": "high", "direction": "leak"}
     assert get("vigil_findings_total", labels) == 1
+    # the answer has high-severity findings: always checked, handed to the claim-check agent
+    (check_call,) = checks_send.call_args_list
+    request = CheckRequest.model_validate_json(check_call.kwargs["value"])
+    assert request.event.event_id == "e1" and request.decision.stratum == "always"
+    assert get("vigil_answers_by_stratum_total", {"stratum": "always"}) == 1
+
+    verdicts_send = app.vigil_topics["verdicts"].send = AsyncMock()
+    findings_send.reset_mock()
+    async with app.vigil_check_agent.test_context() as checker:
+        await checker.put(check_call.kwargs["value"], key=b"c1")
+        await checker.put(b"not a check request", key=b"c1")
+    (verdict_call,) = verdicts_send.call_args_list
+    report = GroundingReport.model_validate_json(verdict_call.kwargs["value"])
+    assert report.event_id == "e1" and report.inclusion_probability == 1.0
+    assert "bob@example.com" not in verdict_call.kwargs["value"].decode()
+    assert get("vigil_sampled_checks_total", {"stratum": "always"}) == 1
+    assert DeadLetter.model_validate_json(dlq_send.call_args_list[-1].kwargs["value"]).reason == (
+        "processing_error"
+    )

@@ -1,0 +1,323 @@
+"""Evaluation cases from a conversation's events, findings and verdicts, and label joins.
+
+Which answer a case evaluates
+    Of the conversation's assistant answers in the period, the latest one that was claim-checked
+    (it has a :class:`~schemas.verdicts.GroundingReport`); when none was checked, the latest
+    answer. The question is the last user turn before that answer. A conversation whose period
+    slice has no answer gives a case with ``answer = None`` (its question is the last user turn).
+
+Incremental
+    :class:`CaseAccumulator` folds events in as they arrive (the streaming agent keeps one per
+    sampled conversation and period; ``vigil scan`` one per conversation in an LRU), masking every
+    text on the way in, so unmasked content never enters state. :func:`build_case` is the same
+    fold over lists.
+
+Labels
+    :func:`attach_labels` joins review labels to cases: by ``case_id`` when the label has one,
+    else by ``event_id`` (the answer the reviewer judged), else to every case of the
+    conversation. When several labels reach one case, the latest ``labeled_at`` wins.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Final
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+
+from schemas.evalset import CaseContext, EvalCase, EvalLabel, SourceRef
+from schemas.events import ChatEvent
+from schemas.outputs import Finding
+from schemas.verdicts import GroundingReport
+from services.evalsets.config import EvalsetConfig
+from services.evalsets.masking import mask_text, mask_values
+from services.evalsets.sampler import Selection
+
+__all__ = [
+    "MAX_ANSWERS",
+    "MAX_FINDINGS",
+    "AnswerSnapshot",
+    "CaseAccumulator",
+    "LabelJoin",
+    "attach_labels",
+    "build_case",
+    "case_id",
+]
+
+MAX_ANSWERS: Final = 16
+MAX_FINDINGS: Final = 256
+
+
+def case_id(period: str, conversation_id: str) -> str:
+    """The case id, also the key of the compacted ``vigil.evalset`` topic."""
+    return f"{period}:{conversation_id}"
+
+
+class AnswerSnapshot(BaseModel):
+    """One assistant answer as the case needs it (texts already masked)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    event_id: str
+    turn_index: int
+    timestamp: AwareDatetime
+    question: str | None
+    answer: str
+    abstained: bool
+    confidence: float | None
+    contexts: list[CaseContext]
+    citations: list[str]
+    report: GroundingReport | None = None
+
+    @property
+    def rank(self) -> tuple[bool, int, datetime]:
+        return (self.report is not None, self.turn_index, self.timestamp)
+
+
+def _mask_report(
+    report: GroundingReport, content: str, findings: Sequence[Finding], config: EvalsetConfig
+) -> GroundingReport:
+    """Mask the report's texts (``services.checking`` already does; this is idempotent)."""
+    if not config.mask_pii:
+        return report
+    cats = config.mask_categories
+
+    def m(text: str) -> str:
+        return mask_values(text, content, findings, cats)
+
+    claims = [c.model_copy(update={"text": m(c.text)}) for c in report.claims]
+    return report.model_copy(
+        update={
+            "claims": claims,
+            "ungrounded": [m(t) for t in report.ungrounded],
+            "unsupported_citations": [
+                i.model_copy(update={"claim": m(i.claim)}) for i in report.unsupported_citations
+            ],
+        }
+    )
+
+
+class CaseAccumulator(BaseModel):
+    """What a case of one conversation and period needs, folded event by event (idempotent)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    conversation_id: str
+    period: str
+    last_user_turn: int | None = None
+    last_user_text: str | None = None
+    answers: list[AnswerSnapshot] = Field(default_factory=list)
+    findings: list[Finding] = Field(default_factory=list)
+    findings_dropped: int = 0
+    sources: list[SourceRef] = Field(default_factory=list)
+
+    def _mask(self, text: str, findings: Sequence[Finding], config: EvalsetConfig) -> str:
+        return mask_text(text, findings, config.mask_categories) if config.mask_pii else text
+
+    def _mask_derived(
+        self, text: str, content: str, own: Sequence[Finding], config: EvalsetConfig
+    ) -> str:
+        """A passage may hold a value the answer leaked: mask the answer's values in it too."""
+        return mask_values(text, content, own, config.mask_categories) if config.mask_pii else text
+
+    def _masked_findings(
+        self, content: str, own: Sequence[Finding], config: EvalsetConfig
+    ) -> list[Finding]:
+        """Findings of unmasked categories (medical, grounding, ...) keep their evidence text,
+        which may contain a value another finding masks: mask those values in it too."""
+        if not config.mask_pii:
+            return list(own)
+        cats = config.mask_categories
+        return [
+            f
+            if f.category in cats
+            else f.model_copy(update={"evidence": mask_values(f.evidence, content, own, cats)})
+            for f in own
+        ]
+
+    def observe(
+        self,
+        event: ChatEvent,
+        findings: Sequence[Finding],
+        config: EvalsetConfig,
+        report: GroundingReport | None = None,
+    ) -> None:
+        """Fold in one event with its findings (and its verdict when it was checked)."""
+        if event.conversation_id != self.conversation_id:
+            raise ValueError("event of another conversation")
+        own = [f for f in findings if f.event_id == event.event_id]
+        known = {f.finding_id for f in self.findings}
+        for f in self._masked_findings(event.content, own, config):
+            if f.finding_id in known:
+                continue
+            if len(self.findings) < MAX_FINDINGS:
+                self.findings.append(f)
+                known.add(f.finding_id)
+            else:
+                self.findings_dropped += 1
+        if event.role == "user":
+            if self.last_user_turn is None or event.turn_index >= self.last_user_turn:
+                self.last_user_turn = event.turn_index
+                self.last_user_text = self._mask(event.content, own, config)
+            return
+        if event.role != "assistant" or any(a.event_id == event.event_id for a in self.answers):
+            if report is not None:
+                self.observe_report(report, event, own, config)
+            return
+        question = (
+            self.last_user_text
+            if self.last_user_turn is not None and self.last_user_turn < event.turn_index
+            else None
+        )
+        abstained = (
+            event.abstained
+            if event.abstained is not None
+            else any(f.category == "abstention" for f in own)
+        )
+        snapshot = AnswerSnapshot(
+            event_id=event.event_id,
+            turn_index=event.turn_index,
+            timestamp=event.timestamp,
+            question=question,
+            answer=self._mask(event.content, own, config),
+            abstained=abstained,
+            confidence=event.confidence,
+            contexts=[
+                CaseContext(
+                    doc_id=p.doc_id,
+                    text=self._mask_derived(p.text, event.content, own, config),
+                    score=p.score,
+                    rank=p.rank,
+                )
+                for p in event.retrieval or []
+            ],
+            citations=list(event.citations or []),
+            report=_mask_report(report, event.content, own, config) if report else None,
+        )
+        self.answers.append(snapshot)
+        if len(self.answers) > MAX_ANSWERS:
+            # Drop the least preferred answer: unchecked before checked, older before newer.
+            self.answers.remove(min(self.answers, key=lambda a: a.rank))
+
+    def observe_report(
+        self,
+        report: GroundingReport,
+        event: ChatEvent,
+        findings: Sequence[Finding],
+        config: EvalsetConfig,
+    ) -> None:
+        """Attach a verdict that arrives after its answer (streaming: another agent's output)."""
+        own = [f for f in findings if f.event_id == event.event_id]
+        for i, answer in enumerate(self.answers):
+            if answer.event_id == report.event_id:
+                masked = _mask_report(report, event.content, own, config)
+                self.answers[i] = answer.model_copy(update={"report": masked})
+
+    def add_source(self, source: SourceRef, limit: int) -> None:
+        if source not in self.sources and len(self.sources) < limit:
+            self.sources.append(source)
+
+    def target(self) -> AnswerSnapshot | None:
+        """The evaluated answer: the latest checked one, else the latest one."""
+        return max(self.answers, key=lambda a: a.rank) if self.answers else None
+
+    def to_case(
+        self, selection: Selection, config: EvalsetConfig, label: EvalLabel | None = None
+    ) -> EvalCase:
+        if (selection.conversation_id, selection.period) != (self.conversation_id, self.period):
+            raise ValueError("selection of another conversation or period")
+        target = self.target()
+        report = target.report if target else None
+        sources = list(selection.sources) or list(self.sources)
+        return EvalCase(
+            case_id=case_id(self.period, self.conversation_id),
+            period=self.period,
+            conversation_id=self.conversation_id,
+            event_id=target.event_id if target else None,
+            stratum=selection.stratum,
+            flag_stratum=selection.flag_stratum,
+            language=selection.language,
+            tenant=selection.tenant,
+            inclusion_probability=selection.inclusion_probability,
+            inclusion_final=selection.inclusion_final,
+            stratum_population=selection.stratum_population,
+            sources=sources,
+            timestamp=target.timestamp if target else None,
+            question=target.question if target else self.last_user_text,
+            answer=target.answer if target else None,
+            abstained=target.abstained if target else None,
+            confidence=target.confidence if target else None,
+            contexts=target.contexts if target else [],
+            citations=target.citations if target else [],
+            checked=report is not None,
+            faithfulness=report.faithfulness if report else None,
+            claims=report.claims if report else [],
+            fact_checks=report.fact_checks if report else [],
+            fabricated_citations=report.fabricated_citations if report else [],
+            unsupported_citations=report.unsupported_citations if report else [],
+            findings=self.findings,
+            masked=config.mask_pii,
+            label=label,
+        )
+
+
+def build_case(
+    selection: Selection,
+    events: Iterable[ChatEvent],
+    findings: Iterable[Finding],
+    reports: Iterable[GroundingReport],
+    config: EvalsetConfig,
+    label: EvalLabel | None = None,
+) -> EvalCase:
+    """The case of a selected conversation from all its events of the period (any order)."""
+    by_event: dict[str, list[Finding]] = {}
+    for f in findings:
+        by_event.setdefault(f.event_id, []).append(f)
+    report_of = {r.event_id: r for r in reports}
+    acc = CaseAccumulator(conversation_id=selection.conversation_id, period=selection.period)
+    for event in sorted(events, key=lambda e: (e.turn_index, e.timestamp)):
+        acc.observe(event, by_event.get(event.event_id, []), config, report_of.get(event.event_id))
+    return acc.to_case(selection, config, label)
+
+
+class LabelJoin(BaseModel):
+    """Cases with their labels attached, and labels that matched no case."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    cases: list[EvalCase]
+    unmatched: list[EvalLabel]
+
+
+def attach_labels(cases: Sequence[EvalCase], labels: Iterable[EvalLabel]) -> LabelJoin:
+    """Attach each label to its case(s); see the module docstring for the join rules."""
+    by_case = {c.case_id: i for i, c in enumerate(cases)}
+    by_event: dict[str, list[int]] = {}
+    by_conv: dict[str, list[int]] = {}
+    for i, c in enumerate(cases):
+        if c.event_id:
+            by_event.setdefault(c.event_id, []).append(i)
+        by_conv.setdefault(c.conversation_id, []).append(i)
+    chosen: dict[int, EvalLabel] = {}
+    unmatched: list[EvalLabel] = []
+    ordered = sorted(labels, key=lambda lab: (lab.labeled_at is not None, lab.labeled_at or 0))
+    for label in ordered:
+        if label.case_id is not None:
+            hit = [by_case[label.case_id]] if label.case_id in by_case else []
+        elif label.event_id is not None:
+            hit = by_event.get(label.event_id, [])
+        else:
+            hit = by_conv.get(label.conversation_id, [])
+        hit = [i for i in hit if cases[i].conversation_id == label.conversation_id]
+        if not hit:
+            unmatched.append(label)
+        for i in hit:
+            chosen[i] = label
+    out = [
+        EvalCase.model_validate({**c.model_dump(), "label": chosen[i].model_dump()})
+        if i in chosen
+        else c
+        for i, c in enumerate(cases)
+    ]
+    return LabelJoin(cases=out, unmatched=unmatched)
