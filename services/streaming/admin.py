@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import time
 from collections.abc import Callable, Iterable
@@ -13,7 +14,14 @@ from kafka.errors import TopicAlreadyExistsError
 
 from services.settings import Settings
 
-__all__ = ["MEMORY_TABLE", "changelog_topics", "client_config", "create_topics", "replay"]
+__all__ = [
+    "MEMORY_TABLE",
+    "changelog_topics",
+    "client_config",
+    "create_topics",
+    "feature_topics",
+    "replay",
+]
 
 #: The worker's conversation-memory table; Faust names its changelog ``<app_id>-<table>-changelog``.
 MEMORY_TABLE = "conversation-memory"
@@ -22,6 +30,25 @@ MEMORY_TABLE = "conversation-memory"
 def changelog_topics(settings: Settings) -> list[str]:
     """The changelog topics of the worker's tables (compacted, partitioned like the input)."""
     return [f"{settings.app_id}-{MEMORY_TABLE}-changelog"]
+
+
+def feature_topics(settings: Settings) -> tuple[list[str], set[str]]:
+    """Topics of the worker's feature modules: ``(all names, the compacted ones)``.
+
+    A feature module may define ``topics(settings) -> list[tuple[str, bool]]`` (name, compacted);
+    its table changelogs belong there too, named ``<app_id>-<table>-changelog``.
+    """
+    from services.streaming.app import FEATURES
+
+    names: list[str] = []
+    compacted: set[str] = set()
+    for module in FEATURES:
+        declare = getattr(importlib.import_module(module), "topics", None)
+        for name, is_compacted in declare(settings) if declare else []:
+            names.append(name)
+            if is_compacted:
+                compacted.add(name)
+    return names, compacted
 
 
 def client_config(settings: Settings) -> dict[str, Any]:
@@ -47,15 +74,17 @@ def create_topics(
     Faust then fails table writes with ``PartitionsMismatch`` until the next metadata refresh.
     """
     parts = partitions or settings.topic_partitions
+    own, own_compacted = feature_topics(settings)
     names = [
         settings.input_topic,
         settings.findings_topic,
         settings.dlq_topic,
         settings.checks_topic,
         settings.verdicts_topic,
+        *own,
         *extra,
     ]
-    compacted = set(changelog_topics(settings))
+    compacted = set(changelog_topics(settings)) | own_compacted
     names += sorted(compacted)
     admin = KafkaAdminClient(client_id="vigil-admin", **client_config(settings))
     result: dict[str, str] = {}

@@ -1,4 +1,10 @@
-"""The Faust worker: ``chat.events`` → screening → ``vigil.findings`` / ``vigil.dlq``.
+"""The Faust worker: ``chat.events`` → screening → ``vigil.findings`` / ``vigil.dlq``, and the
+sampled claim checks → ``vigil.verdicts``.
+
+Features built on these outputs (review queue, evaluation sets, spike detection) register
+themselves through :class:`WorkerContext`: they add their own topics, tables, agents and web
+routes, and hooks that the two agents await after screening an event and after checking an
+answer. A hook must not raise for bad data; it gets masked findings and the event.
 
 One agent with ``concurrency=1`` (faust-streaming #606: higher concurrency can commit past a
 message still in flight); scale with partitions and worker processes. Conversation memory lives
@@ -8,15 +14,19 @@ topic, so a conversation's memory sits on the partition that owns its events.
 
 from __future__ import annotations
 
+import importlib
 import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import faust
 from faust.sensors.prometheus import setup_prometheus_sensors
 from prometheus_client import CollectorRegistry
 
-from schemas.outputs import DeadLetter
-from schemas.verdicts import JudgeLabel
+from schemas.events import ChatEvent
+from schemas.outputs import DeadLetter, Finding
+from schemas.verdicts import GroundingReport, JudgeLabel
 from services.checking import CheckRequest, judge_config
 from services.ingest import dead_letter
 from services.judge import Judge
@@ -25,7 +35,29 @@ from services.screening import ConversationMemory
 from services.settings import Settings
 from services.streaming.admin import MEMORY_TABLE
 
-__all__ = ["create_app", "kafka_broker_url"]
+__all__ = ["AfterCheck", "AfterScreen", "WorkerContext", "create_app", "kafka_broker_url"]
+
+#: ``(event, findings, source)`` after an event is screened (findings of screening only).
+AfterScreen = Callable[[ChatEvent, list[Finding], str], Awaitable[None]]
+#: ``(event, findings, report, source)`` after a sampled answer is checked (all its findings).
+AfterCheck = Callable[[ChatEvent, list[Finding], GroundingReport, str], Awaitable[None]]
+
+
+@dataclass
+class WorkerContext:
+    """What a feature module needs to plug into the worker (see ``FEATURES``)."""
+
+    app: faust.App
+    settings: Settings
+    pipeline: Pipeline
+    registry: CollectorRegistry
+    topics: dict[str, Any] = field(default_factory=dict)
+    after_screen: list[AfterScreen] = field(default_factory=list)
+    after_check: list[AfterCheck] = field(default_factory=list)
+
+
+#: Feature modules, each with ``register(ctx: WorkerContext) -> None``, imported by name.
+FEATURES: tuple[str, ...] = ()
 
 log = logging.getLogger("vigil.worker")
 
@@ -75,6 +107,7 @@ def create_app(settings: Settings, registry: CollectorRegistry | None = None) ->
     checks_topic = app.topic(settings.checks_topic, key_type=bytes, value_type=bytes)
     verdicts_topic = app.topic(settings.verdicts_topic, key_type=bytes, value_type=bytes)
     jconf = judge_config(settings)
+    ctx = WorkerContext(app, settings, pipeline, registry)
     memory = app.Table(
         MEMORY_TABLE,
         default=None,
@@ -110,6 +143,8 @@ def create_app(settings: Settings, registry: CollectorRegistry | None = None) ->
                     await findings_topic.send(
                         key=cid.encode(), value=finding.model_dump_json().encode()
                     )
+                for hook in ctx.after_screen:
+                    await hook(decoded, out.findings, source)
                 decision = pipeline.decide(decoded, out.findings)
                 if decision is not None and decision.sampled:
                     request = CheckRequest(event=decoded, decision=decision, findings=out.findings)
@@ -152,6 +187,9 @@ def create_app(settings: Settings, registry: CollectorRegistry | None = None) ->
                 await verdicts_topic.send(key=cid, value=checked.report.model_dump_json().encode())
                 for finding in checked.findings:
                     await findings_topic.send(key=cid, value=finding.model_dump_json().encode())
+                every = [*request.findings, *checked.findings]
+                for check_hook in ctx.after_check:
+                    await check_hook(request.event, every, checked.report, source)
             except Exception as exc:  # as in screening: count it, keep the bytes, keep going
                 log.error("claim check failed at %s: %s", source, type(exc).__name__)
                 dl = dead_letter(
@@ -172,11 +210,12 @@ def create_app(settings: Settings, registry: CollectorRegistry | None = None) ->
     app.vigil_pipeline = pipeline  # type: ignore[attr-defined]
     app.vigil_agent = screen_events  # type: ignore[attr-defined]
     app.vigil_check_agent = check_answers  # type: ignore[attr-defined]
-    app.vigil_topics = {  # type: ignore[attr-defined]
-        "findings": findings_topic,
-        "dlq": dlq_topic,
-        "checks": checks_topic,
-        "verdicts": verdicts_topic,
-    }
+    ctx.topics.update(
+        findings=findings_topic, dlq=dlq_topic, checks=checks_topic, verdicts=verdicts_topic
+    )
+    for name in FEATURES:
+        importlib.import_module(name).register(ctx)
+    app.vigil_topics = ctx.topics  # type: ignore[attr-defined]
+    app.vigil_context = ctx  # type: ignore[attr-defined]
     app.vigil_memory = memory  # type: ignore[attr-defined]
     return app
