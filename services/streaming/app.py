@@ -34,6 +34,7 @@ from services.pipeline import Pipeline
 from services.screening import ConversationMemory
 from services.settings import Settings
 from services.streaming.admin import MEMORY_TABLE
+from services.streaming.features import feature_modules
 
 __all__ = ["AfterCheck", "AfterScreen", "WorkerContext", "create_app", "kafka_broker_url"]
 
@@ -56,8 +57,9 @@ class WorkerContext:
     after_check: list[AfterCheck] = field(default_factory=list)
 
 
-#: Feature modules, each with ``register(ctx: WorkerContext) -> None``, imported by name.
-FEATURES: tuple[str, ...] = ()
+#: Feature modules, each with ``register(ctx: WorkerContext) -> None``: every module in
+#: ``services/streaming/features/``.
+FEATURES: tuple[str, ...] = feature_modules()
 
 log = logging.getLogger("vigil.worker")
 
