@@ -21,8 +21,11 @@ from services.checking import judge_config
 from services.grounding import critical_claims
 from services.judge import BlockingJudge
 from services.pipeline import Pipeline
+from services.review.policy import load_policy
+from services.review.scan import ReviewScanner
 from services.screening import MemoryStore
 from services.settings import Settings
+from services.streaming.features.review import load_settings as load_review_settings
 
 __all__ = ["ScanSummary", "iter_lines", "run_scan"]
 
@@ -50,6 +53,8 @@ class ScanSummary:
     fabricated_citations: int = 0
     unsupported_citations: int = 0
     estimates: dict[str, object] = field(default_factory=dict)
+    review_items: int = 0
+    review: Counter[str] = field(default_factory=Counter)
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -80,6 +85,9 @@ def run_scan(
     """
     pipe = pipeline or Pipeline(settings)
     jconf = judge_config(settings)
+    review = ReviewScanner(
+        load_policy(load_review_settings().policy_file), key=settings.sample_key_bytes
+    )
     out_dir.mkdir(parents=True, exist_ok=True)
     store = MemoryStore(settings.memory_limits)
     summary = ScanSummary()
@@ -122,6 +130,7 @@ def run_scan(
                 summary.abstained += out.abstained
                 summary.answered += not out.abstained
             findings = list(out.findings)
+            report = None
             decision = pipe.decide(event, out.findings)
             if decision is not None and decision.sampled:
                 labels = None
@@ -132,9 +141,11 @@ def run_scan(
                         r.hypothesis: res.label for r, res in zip(requests, results, strict=True)
                     }
                 checked = pipe.check(event, decision, labels, out.findings)
-                _count_check(summary, checked.report)
-                verdicts_out.write(checked.report.model_dump_json() + "\n")
+                report = checked.report
+                _count_check(summary, report)
+                verdicts_out.write(report.model_dump_json() + "\n")
                 findings.extend(checked.findings)
+            review.add(event, findings, report)
             for f in findings:
                 summary.findings += 1
                 summary.findings_by_category[f.category] += 1
@@ -142,6 +153,12 @@ def run_scan(
                 summary.findings_by_direction[f.direction] += 1
                 findings_out.write(f.model_dump_json() + "\n")
     summary.estimates = pipe.metrics.estimates()
+    items = review.items()
+    summary.review_items = len(items)
+    summary.review.update(review.stats)
+    with open(out_dir / "review.jsonl", "w", encoding="utf-8") as review_out:
+        for item in items:
+            review_out.write(item.model_dump_json() + "\n")
     (out_dir / "metrics.prom").write_bytes(pipe.metrics.exposition())
     (out_dir / "summary.json").write_text(json.dumps(summary.as_dict(), indent=2) + "\n")
     return summary

@@ -2,8 +2,8 @@
 
 Counters count what only goes up: items enqueued (by priority band and admission), overflowed
 conversations, applied and rejected reviewer actions, labels per rule and verdict, reveals,
-expired items. The queue depth is a gauge read from the store at scrape time (per worker: each
-worker reports the partitions it holds; sum them in PromQL).
+expired items, failures the worker caught. The queue depth is a gauge read from the store at
+scrape time (per worker: each worker reports the partitions it holds; sum them in PromQL).
 """
 
 from __future__ import annotations
@@ -21,11 +21,13 @@ from services.review.policy import BANDS, band
 from services.review.queue import Transition
 from services.review.store import ReviewStore
 
-__all__ = ["FACT_CHECK_RULE", "ReviewMetrics", "precision_update"]
+__all__ = ["ERROR_STAGES", "FACT_CHECK_RULE", "ReviewMetrics", "precision_update"]
 
 #: The rule label of reviewed fact checks that the checker had marked ``contradicted``.
 FACT_CHECK_RULE = "grounding.fact_contradicted"
 _ADMISSIONS = ("admitted", "exempt", "sampled")
+#: Label values of ``vigil_review_errors_total``.
+ERROR_STAGES = ("intake", "tick")
 _STATUSES: tuple[str, ...] = get_args(ReviewStatus)
 
 
@@ -111,6 +113,15 @@ class ReviewMetrics:
             "Views of unmasked values by reviewers with the reveal role.",
             registry=registry,
         )
+        self.errors = Counter(
+            "vigil_review_errors_total",
+            "Failures the worker caught and logged instead of stopping: intake of a flag, the "
+            "timer's pass over the queue.",
+            ["stage"],
+            registry=registry,
+        )
+        for stage in ERROR_STAGES:
+            self.errors.labels(stage)
         for b in BANDS:
             for a in _ADMISSIONS:
                 self.enqueued.labels(b, a)

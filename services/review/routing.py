@@ -34,15 +34,32 @@ def _ident(url: Any) -> tuple[str, int]:
     return (str(url.host or ""), int(url.port or 80))
 
 
-def faust_locator(app: Any, table_name: str) -> Locator:
+def _host_of_partition(app: Any, table_name: str, partition: int) -> URL:
+    """The URL of the worker whose active assignment of the table's changelog has ``partition``."""
+    for host, assignment in app.router.table_metadata(table_name).items():
+        if any(partition in parts for parts in assignment.values()):
+            return URL(str(host))
+    raise KeyError(partition)
+
+
+def faust_locator(app: Any, table_name: str, partitions: int | None = None) -> Locator:
     """A locator over a running Faust app's partition assignment (``app.router``).
+
+    With ``partitions``, the conversation's partition is :func:`owner_partition` (murmur2 of the
+    raw UTF-8 id, where the worker's review table writes it) and the host comes from the table's
+    assignment metadata. Without, Faust's ``router.key_store`` decides, which hashes the table's
+    *serialized* key (JSON for ``key_type=str``) with the producer's metadata.
 
     Returns ``None`` for keys this worker owns and while the assignment is not known yet.
     """
 
     def locate(conversation_id: str) -> str | None:
         try:
-            url = app.router.key_store(table_name, conversation_id)
+            if partitions is None:
+                url = app.router.key_store(table_name, conversation_id)
+            else:
+                part = owner_partition(conversation_id, partitions)
+                url = _host_of_partition(app, table_name, part)
         except KeyError:
             return None
         if _ident(url) == _ident(app.conf.canonical_url):

@@ -127,3 +127,17 @@ def test_verdict_texts_are_masked(checked) -> None:
     for planted in MANIFEST["findings"]:
         if planted["category"] in {"pii", "secret"}:
             assert planted["value"] not in text, planted["entity"]
+
+
+def test_review_items_are_one_per_conversation_and_masked(tmp_path: Path) -> None:
+    run_scan(str(LOG), tmp_path, Settings())
+    items = [json.loads(x) for x in (tmp_path / "review.jsonl").read_text().splitlines()]
+    assert items, "the example log has leaks and ungrounded doses: something must go to review"
+    conversations = [i["conversation_id"] for i in items]
+    assert len(conversations) == len(set(conversations))
+    leaked = {p["conversation_id"] for p in MANIFEST["findings"] if p["direction"] == "leak"}
+    assert leaked <= set(conversations), "every conversation with a leak is queued"
+    text = (tmp_path / "review.jsonl").read_text()
+    for planted in MANIFEST["findings"]:
+        if planted["category"] in {"pii", "secret"}:
+            assert planted["value"] not in text, planted["entity"]

@@ -1,0 +1,1 @@
+"""Sub-command groups of the ``vigil`` command line (registered in ``services/cli.py``)."""
