@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from functools import cached_property
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from schemas.events import DEFAULT_MAX_CONTENT_BYTES
 from services.screening.memory import MemoryLimits
@@ -74,12 +75,15 @@ class Settings(BaseSettings):
     judge_max_concurrency: int = Field(default=8, ge=1, le=256)
 
     #: Tenants that get their own metric label; every other tenant is counted as ``other``.
-    metric_tenants: list[str] = Field(default_factory=list)
+    metric_tenants: Annotated[list[str], NoDecode] = Field(default_factory=list)
 
     @field_validator("metric_tenants", mode="before")
     @classmethod
     def _split(cls, value: object) -> object:
-        if isinstance(value, str) and not value.startswith("["):
+        """Comma-separated (``a,b``) or a JSON list (``["a","b"]``)."""
+        if isinstance(value, str):
+            if value.lstrip().startswith("["):
+                return json.loads(value)
             return [v.strip() for v in value.split(",") if v.strip()]
         return value
 

@@ -123,6 +123,11 @@ class Detector:
             settings=self.settings, last_closed=self._last_closed, series=series, pending=pending
         )
 
+    @property
+    def last_closed(self) -> datetime | None:
+        """The start of the last window closed (None before the first)."""
+        return self._last_closed
+
     def series(self, key: SeriesKey) -> SeriesState | None:
         """A copy of one series' state (None if never observed)."""
         found = self._series.get(key)

@@ -80,3 +80,12 @@ def test_json_schema_files_match_models(name: str) -> None:
     assert path.read_text(encoding="utf-8") == render(MODELS[name]), (
         f"{path} drifted from the model: run `vigil schemas export`"
     )
+
+
+def test_metric_tenants_setting_takes_a_list_or_commas(monkeypatch: pytest.MonkeyPatch) -> None:
+    from services.settings import Settings
+
+    monkeypatch.setenv("VIGIL_METRIC_TENANTS", "rivierland, saigon-clinic")
+    assert Settings().metric_tenants == ["rivierland", "saigon-clinic"]
+    monkeypatch.setenv("VIGIL_METRIC_TENANTS", '["a", "b"]')
+    assert Settings().metric_tenants == ["a", "b"]
