@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from services.commands.evalset import eval_app, evalset_app
 from services.commands.review import review_app
 from services.settings import Settings
 
@@ -29,6 +30,8 @@ app.add_typer(rules_app, name="rules")
 app.add_typer(topics_app, name="topics")
 app.add_typer(schemas_app, name="schemas")
 app.add_typer(review_app, name="review")
+app.add_typer(evalset_app, name="evalset")
+app.add_typer(eval_app, name="eval")
 
 out = Console(highlight=False)
 err = Console(stderr=True, soft_wrap=True, highlight=False)
@@ -125,13 +128,14 @@ def _print_summary(s: dict[str, object], out_dir: Path) -> None:
     for measure, est in s["estimates"].items():  # type: ignore[attr-defined]
         table.add_row(f"  est. rate {measure.replace('_', ' ')}", _estimate(est))
     table.add_row("review items", str(s["review_items"]))
+    table.add_row("evaluation-set cases", str(s["evalset_cases"]))
     table.add_row("dead letters", str(s["dead_letters"]))
     for reason, n in s["dead_letters_by_reason"].items():  # type: ignore[attr-defined]
         table.add_row(f"  reason {reason}", str(n))
     out.print(table)
     out.print(
-        f"outputs in {out_dir}/: findings.jsonl verdicts.jsonl review.jsonl dead_letters.jsonl "
-        "metrics.prom "
+        f"outputs in {out_dir}/: findings.jsonl verdicts.jsonl review.jsonl evalset.jsonl "
+        "dead_letters.jsonl metrics.prom "
         "summary.json"
     )
 

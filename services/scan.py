@@ -15,9 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, BinaryIO
 
+from schemas.evalset import FileSource
 from schemas.outputs import DeadLetter
 from schemas.verdicts import GroundingReport
 from services.checking import judge_config
+from services.evalsets import EvalsetCollector, write_scan_evalset
+from services.evalsets.settings import EvalsetSettings
 from services.grounding import critical_claims
 from services.judge import BlockingJudge
 from services.pipeline import Pipeline
@@ -54,6 +57,7 @@ class ScanSummary:
     unsupported_citations: int = 0
     estimates: dict[str, object] = field(default_factory=dict)
     review_items: int = 0
+    evalset_cases: int = 0
     review: Counter[str] = field(default_factory=Counter)
 
     def as_dict(self) -> dict[str, object]:
@@ -85,6 +89,8 @@ def run_scan(
     """
     pipe = pipeline or Pipeline(settings)
     jconf = judge_config(settings)
+    es = EvalsetSettings()
+    collector = EvalsetCollector(es.config(), es.secret) if es.enabled else None
     review = ReviewScanner(
         load_policy(load_review_settings().policy_file), key=settings.sample_key_bytes
     )
@@ -146,6 +152,8 @@ def run_scan(
                 verdicts_out.write(report.model_dump_json() + "\n")
                 findings.extend(checked.findings)
             review.add(event, findings, report)
+            if collector is not None:
+                collector.observe(event, findings, FileSource(file=name, line=number), report)
             for f in findings:
                 summary.findings += 1
                 summary.findings_by_category[f.category] += 1
@@ -159,6 +167,8 @@ def run_scan(
     with open(out_dir / "review.jsonl", "w", encoding="utf-8") as review_out:
         for item in items:
             review_out.write(item.model_dump_json() + "\n")
+    if collector is not None:
+        summary.evalset_cases = write_scan_evalset(collector, out_dir).active.written
     (out_dir / "metrics.prom").write_bytes(pipe.metrics.exposition())
     (out_dir / "summary.json").write_text(json.dumps(summary.as_dict(), indent=2) + "\n")
     return summary

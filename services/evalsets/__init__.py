@@ -11,6 +11,8 @@
 - :mod:`~services.evalsets.collector` — the in-process composition (``vigil scan``,
   :func:`write_scan_evalset`) and :func:`export_cases` (``vigil evalset export``)
 - :mod:`~services.evalsets.tables` — :class:`ModelMapping`, pydantic values over a Faust table
+- :mod:`~services.evalsets.settings` — ``VIGIL_EVALSET_*``, the same sample in scan and workers
+- :mod:`~services.evalsets.streaming` — the workers' sampler and case state machines, messages
 
 See ``docs/evaluation.md``.
 """

@@ -13,7 +13,14 @@ from datetime import UTC, date, datetime, timedelta
 
 from schemas.evalset import PeriodKind
 
-__all__ = ["kind_of", "period_end", "period_of", "period_start", "periods_order_key"]
+__all__ = [
+    "kind_of",
+    "period_end",
+    "period_of",
+    "period_start",
+    "periods_order_key",
+    "shift_period",
+]
 
 _WEEK = re.compile(r"^(\d{4})-W(\d{2})$")
 _DAY = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
@@ -100,3 +107,19 @@ def period_end(period: str) -> datetime:
 def periods_order_key(period: str) -> datetime:
     """Sort key putting periods in time order (``sorted(ps, key=periods_order_key)``)."""
     return period_start(period)
+
+
+def shift_period(period: str, n: int) -> str:
+    """The period ``n`` periods after ``period`` (before it when ``n < 0``), same kind.
+
+    >>> shift_period("2026-W01", -1), shift_period("2026-12-31", 1), shift_period("2026-01", -13)
+    ('2025-W52', '2027-01-01', '2024-12')
+    """
+    kind = kind_of(period)
+    current = period
+    for _ in range(abs(n)):
+        if n > 0:
+            current = period_of(period_end(current), kind)
+        else:
+            current = period_of(period_start(current) - timedelta(microseconds=1), kind)
+    return current

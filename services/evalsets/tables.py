@@ -9,18 +9,25 @@ and on a changelog-backed table in the workers::
 
 Every assignment serialises the whole value, so write back after changing a model in place (the
 sampler does). Values are compact JSON.
+
+:class:`PrefixedMapping` gives one table several namespaces (``"M|"`` for members, ...), and
+:class:`StagedMapping` holds writes back until :meth:`~StagedMapping.commit` (or drops them all
+on failure): the worker's sampler writes one message's changes together, behind a journal record
+(``services.evalsets.streaming``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, MutableMapping
-from typing import Generic, TypeVar
+from typing import Any, Final, Generic, TypeVar
 
 from pydantic import BaseModel
 
-__all__ = ["ModelMapping"]
+__all__ = ["ModelMapping", "PrefixedMapping", "StagedMapping"]
 
 M = TypeVar("M", bound=BaseModel)
+V = TypeVar("V")
+_DELETED: Final = object()
 
 
 class ModelMapping(MutableMapping[str, M], Generic[M]):
@@ -57,3 +64,114 @@ class ModelMapping(MutableMapping[str, M], Generic[M]):
 
     def __len__(self) -> int:
         return len(self._raw)
+
+
+class PrefixedMapping(MutableMapping[str, V], Generic[V]):
+    """The keys of ``raw`` that start with ``prefix``, seen without it.
+
+    >>> raw = {"M|a": 1, "S|b": 2}
+    >>> view = PrefixedMapping(raw, "M|")
+    >>> dict(view), "b" in view
+    ({'a': 1}, False)
+    >>> view["c"] = 3
+    >>> sorted(raw)
+    ['M|a', 'M|c', 'S|b']
+    """
+
+    def __init__(self, raw: MutableMapping[str, V], prefix: str) -> None:
+        if not prefix:
+            raise ValueError("prefix must not be empty")
+        self._raw = raw
+        self.prefix = prefix
+
+    def __getitem__(self, key: str) -> V:
+        return self._raw[self.prefix + key]
+
+    def __setitem__(self, key: str, value: V) -> None:
+        self._raw[self.prefix + key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self._raw[self.prefix + key]
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and (self.prefix + key) in self._raw
+
+    def __iter__(self) -> Iterator[str]:
+        n = len(self.prefix)
+        return iter([k[n:] for k in list(self._raw) if k.startswith(self.prefix)])
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+class StagedMapping(MutableMapping[str, V], Generic[V]):
+    """``raw`` with writes and deletions held back until :meth:`commit` (or dropped by
+    :meth:`discard`); reads see the staged writes.
+
+    >>> raw = {"a": 1}
+    >>> staged = StagedMapping(raw)
+    >>> staged["b"] = 2
+    >>> del staged["a"]
+    >>> dict(staged), raw
+    ({'b': 2}, {'a': 1})
+    >>> staged.commit()
+    2
+    >>> raw
+    {'b': 2}
+    """
+
+    def __init__(self, raw: MutableMapping[str, V]) -> None:
+        self._raw = raw
+        self._staged: dict[str, Any] = {}
+
+    def __getitem__(self, key: str) -> V:
+        if key in self._staged:
+            value = self._staged[key]
+            if value is _DELETED:
+                raise KeyError(key)
+            return value  # type: ignore[no-any-return]
+        return self._raw[key]
+
+    def __setitem__(self, key: str, value: V) -> None:
+        self._staged[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        if key not in self:
+            raise KeyError(key)
+        self._staged[key] = _DELETED
+
+    def __contains__(self, key: object) -> bool:
+        if isinstance(key, str) and key in self._staged:
+            return self._staged[key] is not _DELETED
+        return key in self._raw
+
+    def __iter__(self) -> Iterator[str]:
+        keys = [k for k in list(self._raw) if k not in self._staged]
+        keys += [k for k, v in self._staged.items() if v is not _DELETED]
+        return iter(keys)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    @property
+    def dirty(self) -> bool:
+        return bool(self._staged)
+
+    def changes(self) -> dict[str, V | None]:
+        """The staged writes in order, ``None`` for a deletion (so values must not be None)."""
+        return {k: None if v is _DELETED else v for k, v in self._staged.items()}
+
+    def commit(self) -> int:
+        """Apply the staged writes and deletions to ``raw``; returns how many."""
+        n = len(self._staged)
+        for key, value in self._staged.items():
+            if value is _DELETED:
+                if key in self._raw:
+                    del self._raw[key]
+            else:
+                self._raw[key] = value
+        self._staged.clear()
+        return n
+
+    def discard(self) -> None:
+        self._staged.clear()
