@@ -87,18 +87,25 @@ class VigilMetrics:
         )
         for reason in get_args(DeadLetterReason):
             self.invalid.labels(reason=reason)
+        # Children are created up front (so every series exists at zero) and kept in dicts for
+        # the per-event path: ``labels()`` checks and joins its arguments on every call, which
+        # cost more per event than the increments themselves.
+        self._event_children = {}
+        self._answer_children = {}
         for tenant in (*self._tenants, OTHER_TENANT, NO_TENANT):
             for role in get_args(Role):
-                self.events.labels(role=role, tenant=tenant)
+                self._event_children[role, tenant] = self.events.labels(role=role, tenant=tenant)
             for outcome in ("answered", "abstained"):
-                self.answers.labels(outcome=outcome, tenant=tenant)
-        directions = get_args(Direction)
+                self._answer_children[outcome, tenant] = self.answers.labels(
+                    outcome=outcome, tenant=tenant
+                )
+        self._finding_children = {}
         for rule_id, category, severity in rule_ids:
-            for direction in directions:
-                self.findings.labels(
+            for direction in get_args(Direction):
+                self._finding_children[rule_id, direction] = self.findings.labels(
                     rule=rule_id, category=category, severity=severity, direction=direction
                 )
-        self.latency.labels(stage="screen")
+        self._screen_latency = self.latency.labels(stage="screen")
         self.latency.labels(stage="check")
         self._init_checks()
 
@@ -226,9 +233,12 @@ class VigilMetrics:
         return out
 
     def observe_finding(self, f: Finding) -> None:
-        self.findings.labels(
-            rule=f.rule_id, category=f.category, severity=f.severity, direction=f.direction
-        ).inc()
+        child = self._finding_children.get((f.rule_id, f.direction))
+        if child is None:  # a rule the registry was not told about up front
+            child = self._finding_children[f.rule_id, f.direction] = self.findings.labels(
+                rule=f.rule_id, category=f.category, severity=f.severity, direction=f.direction
+            )
+        child.inc()
 
     def tenant_label(self, tenant: str | None) -> str:
         if tenant is None:
@@ -239,13 +249,13 @@ class VigilMetrics:
         self, event: ChatEvent, findings: list[Finding], abstained: bool | None, seconds: float
     ) -> None:
         tenant = self.tenant_label(event.tenant)
-        self.events.labels(role=event.role, tenant=tenant).inc()
+        self._event_children[event.role, tenant].inc()
         for f in findings:
             self.observe_finding(f)
         if abstained is not None:
             outcome = "abstained" if abstained else "answered"
-            self.answers.labels(outcome=outcome, tenant=tenant).inc()
-        self.latency.labels(stage="screen").observe(seconds)
+            self._answer_children[outcome, tenant].inc()
+        self._screen_latency.observe(seconds)
 
     def observe_dead_letter(self, reason: DeadLetterReason) -> None:
         self.invalid.labels(reason=reason).inc()

@@ -56,6 +56,7 @@ class Settings(BaseSettings):
     memory_max_values: int = Field(default=256, ge=1)
     memory_max_age_seconds: float = Field(default=7 * 24 * 3600, gt=0)
     memory_max_conversations: int = Field(default=100_000, ge=1)
+    memory_max_total_values: int = Field(default=400_000, ge=1)
     # Sampled claim checks (SPEC §5)
     #: Share of answers without medical or high/critical findings that are checked.
     sample_rate: float = Field(default=0.1, ge=0.0, le=1.0)
@@ -105,4 +106,5 @@ class Settings(BaseSettings):
             max_values=self.memory_max_values,
             max_age_seconds=self.memory_max_age_seconds,
             max_conversations=self.memory_max_conversations,
+            max_total_values=self.memory_max_total_values,
         )

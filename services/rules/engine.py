@@ -16,7 +16,7 @@ import re2
 
 from schemas.events import Role
 from services.rules.pack import Pattern, Rule, RulePack
-from services.rules.prompts import PromptRegistry, words
+from services.rules.prompts import PromptRegistry, word_list, words
 from services.rules.validators import VALIDATORS
 
 __all__ = ["Match", "RuleEngine"]
@@ -61,7 +61,14 @@ class RuleEngine:
                     raise ValueError(f"duplicate rule id {rule.id!r}")
                 self.rules[rule.id] = rule
         self._matchers: list[_Matcher] = []
-        self._set = re2.Set.SearchSet(re2.Options())
+        # The Set's DFA holds the states of every pattern at once. With RE2's default budget
+        # (8 MiB) 64 KiB of random digits and separators makes it reset its state cache again
+        # and again: ~4 ms per KiB with the default packs, ~15 µs per KiB with 32 MiB
+        # (benchmarks/engine_choice.py). Memory is taken only as states are needed; 64 MiB is
+        # faster still on long hostile streams but costs ~20 MiB more RSS (BENCHMARKS.md).
+        set_options = re2.Options()
+        set_options.max_mem = 32 << 20
+        self._set = re2.Set.SearchSet(set_options)
         for rule in self.rules.values():
             pats = rule.patterns
             if rule.source == "canaries":
@@ -79,6 +86,7 @@ class RuleEngine:
             self._set.Compile()
         self._overlap_rules = [r for r in self.rules.values() if r.source == "system_prompts"]
         self._shingles = self.prompts.shingles() if self._overlap_rules else {}
+        self._vocabulary = frozenset(w for shingle in self._shingles for w in shingle)
 
     @property
     def rule_ids(self) -> list[str]:
@@ -89,9 +97,11 @@ class RuleEngine:
 
         Overlapping matches of the same category are resolved to the best one (highest score, then
         longest, then first rule), so one digit run is not reported as both a phone number and a
-        card number.
+        card number. Validators run lazily, in that order: a candidate that a better match of its
+        category already covers is never validated (the result is the same as validating every
+        candidate first; checksum and phone-number validators are the costly part of a scan).
         """
-        found: list[Match] = []
+        found: list[_Candidate] = []
         if not self._empty and text:
             # Encoded once for the prefilter and every pattern; lone surrogates pass through
             # (RE2 sees invalid bytes) instead of raising.
@@ -99,51 +109,48 @@ class RuleEngine:
             for idx in self._set.Match(encoded) or ():
                 m = self._matchers[idx]
                 if _applies(m.rule, role, language):
-                    found.extend(self._confirm(m, text, encoded))
+                    found.extend(_candidates(m, text, encoded))
         for rule in self._overlap_rules:
             if _applies(rule, role, language):
-                found.extend(self._overlap(rule, text))
-        return _resolve(found)
-
-    def _confirm(self, m: _Matcher, text: str, encoded: bytes) -> Iterable[Match]:
-        rule, pat = m.rule, m.pattern
-        validate = VALIDATORS[rule.validator] if rule.validator else None
-        for start, end in _value_spans(m.regex, m.group, encoded):
-            value = text[start:end]
-            if validate is not None and not validate(value, rule.validator_args):
-                continue
-            score = pat.score
-            why = f"pattern {pat.name}"
-            if validate is not None:
-                why += f", validator {rule.validator}"
-            if rule.context:
-                near = _near_context(rule, text, start, end)
-                if near:
-                    score = min(1.0, score + rule.context_boost)
-                    why += f", context word {near!r}"
-                elif rule.context_required:
-                    continue
-            yield Match(rule, start, end, value, round(score, 4), why)
+                found.extend(
+                    _Candidate(h.score, h.start, h.end, rule, None, None, h)
+                    for h in self._overlap(rule, text)
+                )
+        return _resolve(found, text)
 
     def _overlap(self, rule: Rule, text: str) -> Iterable[Match]:
         n = self.prompts.min_overlap_words
-        toks = words(text)
-        i, hits = 0, []
-        while i + n <= len(toks):
-            key = tuple(w for w, _, _ in toks[i : i + n])
-            prompt_id = self._shingles.get(key)
-            if prompt_id is None:
-                i += 1
-                continue
-            j = i + n
-            while (
-                j < len(toks) and tuple(w for w, _, _ in toks[j - n + 1 : j + 1]) in self._shingles
-            ):
-                j += 1
-            start, end = toks[i][1], toks[j - 1][2]
-            why = f"{j - i} consecutive words of system prompt {prompt_id!r}"
-            hits.append(Match(rule, start, end, text[start:end], 0.9, why))
-            i = j
+        # A leak is n consecutive words of a registered prompt, so it lies inside a run of at
+        # least n words that all occur in some prompt. Finding those runs is one C-level findall
+        # and a set lookup per word; the shingle walk (a tuple per position) and the word spans
+        # are computed only inside such runs, which ordinary messages rarely contain.
+        ws = word_list(text)
+        runs, lo = [], 0
+        for i, w in enumerate(ws):
+            if w not in self._vocabulary:
+                if i - lo >= n:
+                    runs.append((lo, i))
+                lo = i + 1
+        if len(ws) - lo >= n:
+            runs.append((lo, len(ws)))
+        toks: list[tuple[str, int, int]] | None = None
+        hits = []
+        for lo, hi in runs:
+            i = lo
+            while i + n <= hi:
+                prompt_id = self._shingles.get(tuple(ws[i : i + n]))
+                if prompt_id is None:
+                    i += 1
+                    continue
+                j = i + n
+                while j < hi and tuple(ws[j - n + 1 : j + 1]) in self._shingles:
+                    j += 1
+                if toks is None:
+                    toks = words(text)
+                start, end = toks[i][1], toks[j - 1][2]
+                why = f"{j - i} consecutive words of system prompt {prompt_id!r}"
+                hits.append(Match(rule, start, end, text[start:end], 0.9, why))
+                i = j
         return hits
 
 
@@ -207,28 +214,74 @@ def _near_context(rule: Rule, text: str, start: int, end: int) -> str | None:
     return None
 
 
-def _resolve(found: list[Match]) -> list[Match]:
-    """Keep the best of overlapping matches of one category (score, then length, then first).
+@dataclass(frozen=True, slots=True)
+class _Candidate:
+    """A span found by a pattern (or a finished prompt-overlap match), not yet validated."""
+
+    score: float
+    start: int
+    end: int
+    rule: Rule
+    matcher: _Matcher | None
+    near: str | None
+    done: Match | None = None
+
+    def confirm(self, text: str) -> Match | None:
+        """Run the rule's validator: the confirmed match, or ``None``."""
+        if self.done is not None:
+            return self.done
+        assert self.matcher is not None
+        rule, value = self.rule, text[self.start : self.end]
+        why = f"pattern {self.matcher.pattern.name}"
+        if rule.validator:
+            if not VALIDATORS[rule.validator](value, rule.validator_args):
+                return None
+            why += f", validator {rule.validator}"
+        if self.near:
+            why += f", context word {self.near!r}"
+        return Match(rule, self.start, self.end, value, self.score, why)
+
+
+def _candidates(m: _Matcher, text: str, encoded: bytes) -> Iterator[_Candidate]:
+    """The matcher's value spans that pass the context test, scored. The context test (a few
+    substring searches) runs before any validator, so a ``context_required`` rule never pays
+    for validating a number that has no context word near it."""
+    rule, pat = m.rule, m.pattern
+    for start, end in _value_spans(m.regex, m.group, encoded):
+        near = _near_context(rule, text, start, end) if rule.context else None
+        if near:
+            score = min(1.0, pat.score + rule.context_boost)
+        elif rule.context_required:
+            continue
+        else:
+            score = pat.score
+        yield _Candidate(round(score, 4), start, end, rule, m, near)
+
+
+def _resolve(found: list[_Candidate], text: str) -> list[Match]:
+    """Keep the best of overlapping matches of one category (score, then length, then first),
+    validating candidates in that order, and only those no kept match of the category covers.
 
     The kept spans of a category never overlap one another, so a candidate is checked against its
     two neighbours in a sorted list rather than against every kept match: a hostile message with
     thousands of matches stays cheap.
     """
-    if len(found) < 2:
-        return found
-    ranked = sorted(found, key=lambda m: (-m.score, -(m.end - m.start), m.start, m.rule.id))
+    ranked = sorted(found, key=lambda c: (-c.score, -(c.end - c.start), c.start, c.rule.id))
     starts: dict[str, list[int]] = {}
     spans: dict[str, list[Match]] = {}
-    for m in ranked:
-        cat_starts = starts.setdefault(m.rule.category, [])
-        cat_spans = spans.setdefault(m.rule.category, [])
-        i = bisect_right(cat_starts, m.start)
-        if i > 0 and cat_spans[i - 1].end > m.start:
+    for c in ranked:
+        cat_starts = starts.setdefault(c.rule.category, [])
+        cat_spans = spans.setdefault(c.rule.category, [])
+        i = bisect_right(cat_starts, c.start)
+        if i > 0 and cat_spans[i - 1].end > c.start:
             continue
-        if i < len(cat_spans) and cat_spans[i].start < m.end:
+        if i < len(cat_spans) and cat_spans[i].start < c.end:
             continue
-        cat_starts.insert(i, m.start)
-        cat_spans.insert(i, m)
+        match = c.confirm(text)
+        if match is None:
+            continue
+        cat_starts.insert(i, c.start)
+        cat_spans.insert(i, match)
     kept = [m for cat in spans.values() for m in cat]
     kept.sort(key=lambda m: (m.start, m.end, m.rule.id))
     return kept

@@ -23,6 +23,10 @@ class MemoryLimits(BaseModel):
     max_values: int = Field(default=256, ge=1)
     max_age_seconds: float = Field(default=7 * 24 * 3600, gt=0)
     max_conversations: int = Field(default=100_000, ge=1)
+    #: Values held by a whole scan-mode store. A remembered value costs ~115 bytes (a 32-hex key,
+    #: a float, a dict slot; ``benchmarks/throughput.py`` measures it), so 400,000 is ~45 MiB:
+    #: without this bound, 100,000 conversations × 256 values would allow ~2.7 GiB.
+    max_total_values: int = Field(default=400_000, ge=1)
 
 
 def value_hash(value: str, key: bytes, *, compact: bool = True) -> str:
@@ -63,6 +67,7 @@ class MemoryStore:
     def __init__(self, limits: MemoryLimits) -> None:
         self.limits = limits
         self._data: OrderedDict[str, ConversationMemory] = OrderedDict()
+        self._values = 0
 
     def get(self, conversation_id: str) -> ConversationMemory | None:
         mem = self._data.get(conversation_id)
@@ -71,10 +76,19 @@ class MemoryStore:
         return mem
 
     def put(self, conversation_id: str, memory: ConversationMemory) -> None:
+        """Store ``memory``, evicting least recently used conversations beyond the bounds on
+        conversations and on values in total."""
+        old = self._data.pop(conversation_id, None)
+        if old is not None:
+            self._values -= len(old.seen)
         self._data[conversation_id] = memory
-        self._data.move_to_end(conversation_id)
-        while len(self._data) > self.limits.max_conversations:
-            self._data.popitem(last=False)
+        self._values += len(memory.seen)
+        limits = self.limits
+        while self._data and (
+            len(self._data) > limits.max_conversations or self._values > limits.max_total_values
+        ):
+            _, evicted = self._data.popitem(last=False)
+            self._values -= len(evicted.seen)
 
     def __len__(self) -> int:
         return len(self._data)
