@@ -734,6 +734,22 @@ def default_corpora(repo_root: Path = REPO_ROOT) -> Path:
     return repo_root.parent / "shared" / "corpora"
 
 
+def grounding_section(path: Path) -> str:
+    """The claim-grounding results (HaluEval QA, constructed PubMedQA), as last measured by
+    ``python benchmarks/grounding_quality.py --write docs/grounding.md``, copied from there."""
+    begin, end = "<!-- BEGIN grounding-quality -->", "<!-- END grounding-quality -->"
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    if begin not in text or end not in text:
+        return ""
+    block = text.split(begin, 1)[1].split(end, 1)[0].strip()
+    return (
+        "\n## Grounding of answer claims (issue 3)\n\n"
+        "Copied from `docs/grounding.md` (regenerate that first with "
+        "`python benchmarks/grounding_quality.py --write docs/grounding.md`).\n\n"
+        f"{block}\n"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--corpora", type=Path, default=default_corpora(), help="corpora folder")
@@ -748,6 +764,7 @@ def main(argv: list[str] | None = None) -> int:
         unlabelled=scan_unlabelled(args.corpora, engine),
         example_log=example_log_check(REPO_ROOT, engine),
     )
+    text += grounding_section(REPO_ROOT / "docs" / "grounding.md")
     if args.write:
         args.write.parent.mkdir(parents=True, exist_ok=True)
         args.write.write_text(text, encoding="utf-8")
