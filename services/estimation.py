@@ -68,7 +68,6 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
-from scipy.stats import beta
 
 from services.sampling import Stratum
 
@@ -183,9 +182,12 @@ def clopper_pearson(hits: float, n: float, confidence: float = 0.95) -> tuple[fl
     c = _confidence(confidence)
     if not (math.isfinite(hits) and math.isfinite(n)) or n <= 0 or not 0 <= hits <= n:
         raise ValueError(f"need 0 <= hits <= n and n > 0, got hits={hits!r}, n={n!r}")
+    # Imported here: scipy costs most of a second at startup, and only estimates need it.
+    from scipy.special import betaincinv
+
     alpha = 1.0 - c
-    lower = 0.0 if hits <= 0 else float(beta.ppf(alpha / 2, hits, n - hits + 1))
-    upper = 1.0 if hits >= n else float(beta.ppf(1 - alpha / 2, hits + 1, n - hits))
+    lower = 0.0 if hits <= 0 else float(betaincinv(hits, n - hits + 1, alpha / 2))
+    upper = 1.0 if hits >= n else float(betaincinv(hits + 1, n - hits, 1 - alpha / 2))
     return lower, upper
 
 

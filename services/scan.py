@@ -1,36 +1,66 @@
-"""``vigil scan``: every stage in one process over a JSONL file, no Kafka (the embedded default).
+"""``vigil scan``: the file runner of the dataflow (no Kafka, no Faust).
 
-The file is streamed line by line in binary (so invalid UTF-8 is a dead letter, not a crash) and
-memory stays bounded: conversation memories live in an LRU, outputs are written as they come.
+It supplies only I/O and the stores around :class:`~services.dataflow.flow.Dataflow`: lines of a
+file (read in binary, so invalid UTF-8 is a dead letter, not a crash) in, output files out, and
+state in bounded stores — small kinds in memory, what must survive to the end of the run (review
+items, eval-set cases and the sampler's members) and the review context spilled to a private
+SQLite file (:mod:`services.dataflow.spill`). Memory therefore stays flat however long the file.
+The internal channels are handed straight to the stage that consumes them: eval-set summaries to
+the sampler, its decisions back to the case side. At the end every period is closed, the old ones
+retire to ``evalset-archive.jsonl``, and ``review.jsonl`` and ``evalset.jsonl`` are written.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, BinaryIO
 
-from schemas.evalset import FileSource
-from schemas.outputs import DeadLetter
-from schemas.verdicts import GroundingReport
+from pydantic import BaseModel
+
+from schemas.evalset import EvalCase, FileSource
+from schemas.events import ChatEvent
+from schemas.review import ReviewItem
+from schemas.verdicts import GroundingReport, JudgeLabel
 from services.checking import judge_config
-from services.evalsets import EvalsetCollector, write_scan_evalset
-from services.evalsets.settings import EvalsetSettings
+from services.dataflow.flow import (
+    DLQ,
+    FINDINGS,
+    KEPT_TO_END,
+    VERDICTS,
+    Dataflow,
+    PartitionState,
+    Source,
+    Step,
+)
+from services.dataflow.records import Effects, Emit, encode
+from services.dataflow.spill import SpillFile, SqliteStore
+from services.dataflow.state import KeyedStore, MemoryStore
+from services.evalsets.core import ARCHIVE, CASES, DECISIONS, SAMPLES
+from services.evalsets.export import case_record
+from services.evalsets.streaming import Decision, SampleIn, SamplerCore
 from services.grounding import critical_claims
 from services.judge import BlockingJudge
 from services.pipeline import Pipeline
-from services.review.policy import load_policy
-from services.review.scan import ReviewScanner
-from services.screening import MemoryStore
+from services.review.core import ReviewState, count_outcome
 from services.settings import Settings
-from services.streaming.features.review import load_settings as load_review_settings
 
 __all__ = ["ScanSummary", "iter_lines", "run_scan"]
+
+#: Kinds kept in memory in a scan (small per key, or few keys); the others are spilled.
+IN_MEMORY = frozenset({"memory", "review-caps", "alerts-window-counts", "alerts-detector"})
+#: Events between two expiry sweeps of the stores.
+SWEEP_EVERY = 5000
+_OUTPUT_FILES = {FINDINGS: "findings.jsonl", VERDICTS: "verdicts.jsonl", DLQ: "dead_letters.jsonl"}
+#: Bytes one remembered value costs in memory (digest, timestamp, dict slot).
+_VALUE_COST = 120
 
 
 @dataclass
@@ -66,11 +96,211 @@ class ScanSummary:
             for k, v in vars(self).items()
         }
 
+    def count(self, step: Step) -> None:
+        """Add what one record did."""
+        if step.dead_letter is not None:
+            self.dead_letters += 1
+            self.dead_letters_by_reason[step.dead_letter.reason] += 1
+            return
+        event = step.event
+        if event is None:
+            return
+        self.events += 1
+        self.events_by_role[event.role] += 1
+        if step.abstained is not None:
+            self.abstained += step.abstained
+            self.answered += not step.abstained
+        for f in step.findings:
+            self.findings += 1
+            self.findings_by_category[f.category] += 1
+            self.findings_by_entity[f.entity] += 1
+            self.findings_by_direction[f.direction] += 1
+        if step.report is not None:
+            self._count_check(step.report)
+        stats: dict[str, int] = {}
+        for outcome in step.review:
+            count_outcome(stats, outcome)
+        self.review.update(stats)
+
+    def _count_check(self, report: GroundingReport) -> None:
+        self.checks += 1
+        self.checks_by_stratum[report.stratum] += 1
+        self.answers_with_ungrounded_claims += bool(report.ungrounded)
+        self.ungrounded_critical_claims += len(critical_claims(report))
+        self.fabricated_citations += len(report.fabricated_citations)
+        self.unsupported_citations += len(report.unsupported_citations)
+
 
 def iter_lines(stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
     """Yield ``(line_number, bytes)`` without the line ending; one line in memory at a time."""
     for number, line in enumerate(stream, start=1):
         yield number, line.rstrip(b"\r\n")
+
+
+def _private(path: Path) -> IO[str]:
+    """A new file readable by its owner only (outputs can hold masked chat content)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)
+    return os.fdopen(fd, "w", encoding="utf-8")
+
+
+class _Files:
+    """The output files of one scan, opened as they are first written."""
+
+    def __init__(self, stack: ExitStack, out_dir: Path) -> None:
+        self.stack = stack
+        self.out_dir = out_dir
+        self._open: dict[str, IO[str]] = {}
+        self.counts: Counter[str] = Counter()
+
+    def open(self, name: str, *, private: bool = False) -> IO[str]:
+        fh = self._open.get(name)
+        if fh is None:
+            path = self.out_dir / name
+            fh = _private(path) if private else open(path, "w", encoding="utf-8")  # noqa: SIM115
+            self._open[name] = self.stack.enter_context(fh)
+        return fh
+
+    def write(self, name: str, line: str, *, private: bool = False) -> None:
+        self.open(name, private=private).write(line + "\n")
+        self.counts[name] += 1
+
+
+class _ScanRunner:
+    """The stores, the router of channels and the output files of one scan."""
+
+    def __init__(self, flow: Dataflow, spill: SpillFile, files: _Files) -> None:
+        self.flow = flow
+        self.files = files
+        self.stores: dict[str, KeyedStore] = {}
+        for kind, spec in flow.specs.items():
+            if kind in IN_MEMORY:
+                limit = (
+                    flow.settings.memory_max_total_values * _VALUE_COST
+                    if kind == "memory"
+                    else None
+                )
+                self.stores[kind] = MemoryStore(spec, max_bytes=limit)
+            else:
+                self.stores[kind] = spill.store(spec)
+        s = self.stores
+        self.st = PartitionState(
+            memory=s["memory"],
+            review=ReviewState(
+                items=s["review-items"], context=s["review-context"], caps=s["review-caps"]
+            ),
+            cases=s.get("evalset-cases"),
+            counts=s.get("alerts-window-counts"),
+        )
+        core = flow.evalsets
+        self.sampler: SamplerCore | None = (
+            core.new_sampler(s["evalset-sampler"], now=0.0) if core is not None else None
+        )
+
+    def set_clock(self, now: float) -> None:
+        for store in self.stores.values():
+            store.now = now
+
+    def sweep(self) -> None:
+        for kind, store in self.stores.items():
+            store.expire(by_age=kind not in KEPT_TO_END)
+
+    # ------------------------------------------------------------------ routing
+
+    def deliver(self, effects: Effects) -> None:
+        """Route every emit; a follow-up runs at once (a file write is acknowledged)."""
+        pending: Effects | None = effects
+        while pending is not None:
+            for emit in pending.emits:
+                self.route(emit)
+            pending = pending.then() if pending.then is not None else None
+
+    def route(self, emit: Emit) -> None:
+        channel, value = emit.channel, emit.value
+        if channel in (FINDINGS, VERDICTS, DLQ):
+            name = {
+                FINDINGS: "findings.jsonl",
+                VERDICTS: "verdicts.jsonl",
+                DLQ: "dead_letters.jsonl",
+            }
+            data = encode(value)
+            if data is not None:
+                self.files.write(name[channel], data.decode("utf-8"))
+        elif channel == SAMPLES:
+            assert self.sampler is not None and self.flow.evalsets is not None
+            msg = (
+                value if isinstance(value, SampleIn) else SampleIn.model_validate_json(_raw(value))
+            )
+            for out in self.flow.evalsets.on_sample(self.sampler, msg, wall=0.0, mono=0.0):
+                self.route(out)
+        elif channel == DECISIONS:
+            assert self.flow.evalsets is not None and self.st.cases is not None
+            d = value if isinstance(value, Decision) else Decision.model_validate_json(_raw(value))
+            self.deliver(self.flow.evalsets.on_decision(d.partition, d, self.st.cases))
+        elif channel in (CASES, ARCHIVE):
+            if value is None:
+                return  # a tombstone: nothing of the case was written in this run
+            case = (
+                value if isinstance(value, EvalCase) else EvalCase.model_validate_json(_raw(value))
+            )
+            target = "evalset.jsonl" if channel == CASES else "evalset-archive.jsonl"
+            self.files.write(
+                target, json.dumps(case_record(case), ensure_ascii=False), private=True
+            )
+        else:
+            raise ValueError(f"vigil scan has no route for channel {channel!r}")
+
+    # ------------------------------------------------------------------ the end
+
+    def finish_evalsets(self, out_dir: Path) -> int:
+        core, sampler, cases = self.flow.evalsets, self.sampler, self.st.cases
+        if core is None or sampler is None or cases is None:
+            return 0
+        core.finish(sampler, cases, self.deliver)
+        self.files.open("evalset.jsonl", private=True)  # written even when empty
+        if not self.files.counts["evalset-archive.jsonl"]:
+            (out_dir / "evalset-archive.jsonl").unlink(missing_ok=True)  # none from a past run
+        return self.files.counts["evalset.jsonl"]
+
+    def write_review(self) -> int:
+        """``review.jsonl``: the items, highest priority first, then oldest (read from the spill
+        file in that order, never all in memory)."""
+        items = self.stores["review-items"]
+        order: list[tuple[int, str, str]] = []
+        for cid, raw in _items(items):
+            head = json.loads(raw)
+            order.append((-int(head["priority"]), _utc(head["created_at"]), cid))
+        order.sort()
+        fh = self.files.open("review.jsonl")
+        for _, _, cid in order:
+            found = items.get(cid)
+            if found is not None:
+                item = ReviewItem.model_validate_json(found)
+                fh.write(item.model_dump_json() + "\n")
+        return len(order)
+
+
+def _items(store: KeyedStore) -> Iterator[tuple[str, bytes]]:
+    if isinstance(store, SqliteStore):
+        return store.items_by_key()
+    return iter([(k, store[k]) for k in store])
+
+
+def _utc(stamp: str) -> str:
+    return datetime.fromisoformat(stamp).astimezone(UTC).isoformat()
+
+
+def _raw(value: BaseModel | bytes | None) -> bytes:
+    return value if isinstance(value, bytes) else b""
+
+
+def _judge_fn(judge: BlockingJudge, pipe: Pipeline) -> Callable[[ChatEvent], dict[str, JudgeLabel]]:
+    def ask(event: ChatEvent) -> dict[str, JudgeLabel]:
+        requests = pipe.checker.judge_requests(event)
+        results = judge.run(requests)
+        return {r.hypothesis: res.label for r, res in zip(requests, results, strict=True)}
+
+    return ask
 
 
 def run_scan(
@@ -80,22 +310,19 @@ def run_scan(
     *,
     progress: IO[str] | None = None,
     pipeline: Pipeline | None = None,
+    spill_dir: Path | None = None,
 ) -> ScanSummary:
     """Scan ``source`` (a path, or ``-`` for stdin) and write the outputs into ``out_dir``.
 
-    Screens every event, checks the sampled assistant answers (asking the judge when one is
-    configured) and writes ``findings.jsonl``, ``verdicts.jsonl``, ``dead_letters.jsonl``,
-    ``metrics.prom`` and ``summary.json``.
+    Runs every stage of the dataflow (screening, the sampled claim checks with the judge when
+    one is configured, review intake, eval-set sampling) and writes ``findings.jsonl``,
+    ``verdicts.jsonl``, ``dead_letters.jsonl``, ``review.jsonl``, ``evalset.jsonl`` (and
+    ``evalset-archive.jsonl`` when periods retired), ``metrics.prom`` and ``summary.json``.
     """
-    pipe = pipeline or Pipeline(settings)
+    flow = Dataflow(settings, clock="event", pipeline=pipeline)
+    pipe = flow.pipeline
     jconf = judge_config(settings)
-    es = EvalsetSettings()
-    collector = EvalsetCollector(es.config(), es.secret) if es.enabled else None
-    review = ReviewScanner(
-        load_policy(load_review_settings().policy_file), key=settings.sample_key_bytes
-    )
     out_dir.mkdir(parents=True, exist_ok=True)
-    store = MemoryStore(settings.memory_limits)
     summary = ScanSummary()
     name = "stdin" if source == "-" else Path(source).name
     with ExitStack() as stack:
@@ -105,13 +332,18 @@ def run_scan(
         else:
             stream = stack.enter_context(open(source, "rb"))
             total = Path(source).stat().st_size
-        findings_out = stack.enter_context(open(out_dir / "findings.jsonl", "w", encoding="utf-8"))
-        dead_out = stack.enter_context(open(out_dir / "dead_letters.jsonl", "w", encoding="utf-8"))
-        verdicts_out = stack.enter_context(open(out_dir / "verdicts.jsonl", "w", encoding="utf-8"))
+        files = _Files(stack, out_dir)
+        for required in ("findings.jsonl", "dead_letters.jsonl", "verdicts.jsonl"):
+            files.open(required)
+        spill = stack.enter_context(SpillFile(spill_dir))
+        runner = _ScanRunner(flow, spill, files)
         judge = (
             stack.enter_context(BlockingJudge(jconf, metrics=pipe.metrics.judge)) if jconf else None
         )
+        ask = _judge_fn(judge, pipe) if judge is not None else None
         bar = _progress(stack, progress, total)
+        clock = 0.0
+        since_sweep = 0
         for number, raw in iter_lines(stream):
             summary.lines += 1
             if bar is not None:
@@ -119,68 +351,23 @@ def run_scan(
             if not raw.strip():
                 summary.blank_lines += 1
                 continue
-            decoded = pipe.decode(raw, f"{name}:{number}")
-            if isinstance(decoded, DeadLetter):
-                pipe.reject(decoded)
-                summary.dead_letters += 1
-                summary.dead_letters_by_reason[decoded.reason] += 1
-                dead_out.write(decoded.model_dump_json() + "\n")
-                continue
-            event = decoded
-            out = pipe.screen(event, store.get(event.conversation_id))
-            if out.memory is not None:
-                store.put(event.conversation_id, out.memory)
-            summary.events += 1
-            summary.events_by_role[event.role] += 1
-            if out.abstained is not None:
-                summary.abstained += out.abstained
-                summary.answered += not out.abstained
-            findings = list(out.findings)
-            report = None
-            decision = pipe.decide(event, out.findings)
-            if decision is not None and decision.sampled:
-                labels = None
-                if judge is not None:
-                    requests = pipe.checker.judge_requests(event)
-                    results = judge.run(requests)
-                    labels = {
-                        r.hypothesis: res.label for r, res in zip(requests, results, strict=True)
-                    }
-                checked = pipe.check(event, decision, labels, out.findings)
-                report = checked.report
-                _count_check(summary, report)
-                verdicts_out.write(report.model_dump_json() + "\n")
-                findings.extend(checked.findings)
-            review.add(event, findings, report)
-            if collector is not None:
-                collector.observe(event, findings, FileSource(file=name, line=number), report)
-            for f in findings:
-                summary.findings += 1
-                summary.findings_by_category[f.category] += 1
-                summary.findings_by_entity[f.entity] += 1
-                summary.findings_by_direction[f.direction] += 1
-                findings_out.write(f.model_dump_json() + "\n")
+            src = Source(f"{name}:{number}", 0, number, FileSource(file=name, line=number))
+            runner.set_clock(clock)
+            step = flow.process(raw, src, runner.st, now=clock, judge=ask)
+            if step.event is not None:
+                clock = max(clock, step.event.timestamp.timestamp())
+            runner.deliver(Effects(step.emits))
+            summary.count(step)
+            since_sweep += 1
+            if since_sweep >= SWEEP_EVERY:
+                runner.sweep()
+                since_sweep = 0
+        summary.evalset_cases = runner.finish_evalsets(out_dir)
+        summary.review_items = runner.write_review()
     summary.estimates = pipe.metrics.estimates()
-    items = review.items()
-    summary.review_items = len(items)
-    summary.review.update(review.stats)
-    with open(out_dir / "review.jsonl", "w", encoding="utf-8") as review_out:
-        for item in items:
-            review_out.write(item.model_dump_json() + "\n")
-    if collector is not None:
-        summary.evalset_cases = write_scan_evalset(collector, out_dir).active.written
     (out_dir / "metrics.prom").write_bytes(pipe.metrics.exposition())
     (out_dir / "summary.json").write_text(json.dumps(summary.as_dict(), indent=2) + "\n")
     return summary
-
-
-def _count_check(summary: ScanSummary, report: GroundingReport) -> None:
-    summary.checks += 1
-    summary.checks_by_stratum[report.stratum] += 1
-    summary.answers_with_ungrounded_claims += bool(report.ungrounded)
-    summary.ungrounded_critical_claims += len(critical_claims(report))
-    summary.fabricated_citations += len(report.fabricated_citations)
-    summary.unsupported_citations += len(report.unsupported_citations)
 
 
 def _progress(

@@ -20,7 +20,6 @@ from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import stats
 
 from schemas.alerts import Correction
 
@@ -35,6 +34,8 @@ def poisson_test(
     mu = (np.asarray(baseline_counts, dtype=np.float64) + prior) / np.asarray(
         baseline_windows, dtype=np.float64
     )
+    from scipy import stats  # here: scipy.stats costs most of a second at import
+
     return np.asarray(stats.poisson.sf(k - 1, mu), dtype=np.float64), mu
 
 
@@ -53,6 +54,8 @@ def binomial_test(
     share = (np.asarray(baseline_counts, dtype=np.float64) + prior) / (
         np.asarray(baseline_messages, dtype=np.float64) + 2.0 * prior
     )
+    from scipy import stats
+
     return np.asarray(stats.binom.sf(k - 1, n, share), dtype=np.float64), n * share
 
 

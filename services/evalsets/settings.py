@@ -49,6 +49,17 @@ class EvalsetSettings(BaseSettings):
     archive_topic: str = "vigil.evalset.archive"
     labels_topic: str = "vigil.review.labels"
 
+    # State bounds (per partition in the worker, per run in vigil scan) and lifetime.
+    #: Keys of the case state: accumulators, selections and labels of conversations.
+    max_conversations: int = Field(default=200_000, ge=1)
+    #: The largest accumulator of one conversation and period (answers, findings, sources).
+    max_case_bytes: int = Field(default=4 * 1024 * 1024, ge=1024)
+    #: Keys of the sampler's state: one member record per conversation and period, strata.
+    max_members: int = Field(default=2_000_000, ge=1)
+    #: Seconds after its last write a key of either is deleted; default the active periods
+    #: plus two, plus ``grace_seconds`` (every period retires before its state goes).
+    state_ttl_seconds: float | None = Field(default=None, gt=0.0)
+
     # Streaming: when periods close and rotate.
     #: Event time past a period's end before it closes (late events within it still count).
     grace_seconds: float = Field(default=900.0, ge=0.0)

@@ -49,10 +49,10 @@ from collections.abc import Iterable, Mapping, MutableMapping
 from datetime import UTC, datetime
 from typing import Any, Final, Literal
 
-from kafka.partitioner.default import murmur2
 from pydantic import BaseModel, ConfigDict, Field
 
 from schemas.evalset import EvalCase, EvalLabel
+from services.dataflow.partitioning import partition_of
 from services.evalsets.cases import CaseAccumulator
 from services.evalsets.config import EvalsetConfig
 from services.evalsets.periods import period_end, period_of, period_start, shift_period
@@ -153,7 +153,7 @@ class TickPlan(_Msg):
 
 def partition_for(conversation_id: str, partitions: int) -> int:
     """Kafka's default partition of a message keyed by ``conversation_id`` (murmur2)."""
-    return (murmur2(conversation_id.encode("utf-8")) & 0x7FFFFFFF) % partitions
+    return partition_of(conversation_id, partitions)
 
 
 def _text(value: bytes | str | None) -> str | None:

@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from kafka.partitioner.default import murmur2
 from yarl import URL
+
+from services.dataflow.partitioning import partition_of
 
 __all__ = ["Locator", "faust_locator", "faust_peers", "owner_partition"]
 
@@ -25,9 +26,7 @@ Locator = Callable[[str], str | None]
 
 def owner_partition(conversation_id: str, partitions: int) -> int:
     """The partition of ``conversation_id`` under Kafka's default partitioner (UTF-8 key)."""
-    if partitions < 1:
-        raise ValueError("partitions must be at least 1")
-    return (murmur2(conversation_id.encode("utf-8")) & 0x7FFFFFFF) % partitions
+    return partition_of(conversation_id, partitions)
 
 
 def _ident(url: Any) -> tuple[str, int]:

@@ -1,0 +1,177 @@
+"""State that ``vigil scan`` keeps on disk: one SQLite file (standard library) per run.
+
+What must survive to the end of a scan (review items, evaluation-set cases and their
+accumulators) grows with the number of conversations in the file, so holding it in memory makes
+a scan's memory grow with the file. A :class:`SqliteStore` keeps such a kind in a table of a
+private temporary database, with a small write buffer in front: memory stays flat, the file
+holds at most the kind's bound. :class:`SpillFile` owns the database (a private folder, mode
+0700, removed when the scan ends). Nothing here is durable across runs.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from services.dataflow.state import KeyedStore, StateSpec
+
+__all__ = ["SpillFile", "SqliteStore"]
+
+#: Buffered writes per store before they go to SQLite in one transaction.
+FLUSH_EVERY = 2048
+
+
+class SpillFile:
+    """A private temporary SQLite database for the spilled stores of one run."""
+
+    def __init__(self, parent: Path | None = None, *, cache_kib: int = 8192) -> None:
+        self.folder = Path(tempfile.mkdtemp(prefix="vigil-spill-", dir=parent))
+        self.folder.chmod(0o700)
+        self.path = self.folder / "state.sqlite"
+        self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        for pragma in (
+            "journal_mode=OFF",
+            "synchronous=OFF",
+            "temp_store=FILE",
+            f"cache_size=-{cache_kib}",
+        ):
+            self.db.execute(f"PRAGMA {pragma}")
+        self.stores: list[SqliteStore] = []
+
+    def store(self, spec: StateSpec) -> SqliteStore:
+        s = SqliteStore(spec, self)
+        self.stores.append(s)
+        return s
+
+    def close(self) -> None:
+        for s in self.stores:
+            s.flush()
+        self.db.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    def __enter__(self) -> SpillFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+_MISSING: Any = object()
+
+
+class SqliteStore(KeyedStore):
+    """One kind of state in a table of a :class:`SpillFile`; writes buffered, then batched."""
+
+    def __init__(self, spec: StateSpec, spill: SpillFile) -> None:
+        super().__init__(spec)
+        self._db = spill.db
+        self._table = "kv_" + spec.kind.replace("-", "_")
+        self._db.execute(
+            f"CREATE TABLE IF NOT EXISTS {self._table} "
+            "(k TEXT PRIMARY KEY, v BLOB NOT NULL, t REAL NOT NULL) WITHOUT ROWID"
+        )
+        self._db.execute(f"CREATE INDEX IF NOT EXISTS {self._table}_t ON {self._table} (t)")
+        #: key -> (value, written at) or None (deleted), not yet in the table.
+        self._buffer: dict[str, tuple[bytes, float] | None] = {}
+
+    # ------------------------------------------------------------------ mapping
+
+    def get(self, key: str, default: Any = None) -> Any:
+        hit = self._buffer.get(key, _MISSING)
+        if hit is not _MISSING:
+            return default if hit is None else hit[0]
+        row = self._db.execute(f"SELECT v FROM {self._table} WHERE k = ?", (key,)).fetchone()
+        return default if row is None else bytes(row[0])
+
+    def __getitem__(self, key: str) -> bytes:
+        value = self.get(key)
+        if value is None:
+            raise KeyError(key)
+        return value  # type: ignore[no-any-return]
+
+    def __setitem__(self, key: str, value: bytes) -> None:
+        self._check(key, value)
+        self._buffer[key] = (bytes(value), self.now)
+        if len(self._buffer) >= FLUSH_EVERY:
+            self.flush()
+
+    def __delitem__(self, key: str) -> None:
+        if key not in self:
+            raise KeyError(key)
+        self._buffer[key] = None
+        if len(self._buffer) >= FLUSH_EVERY:
+            self.flush()
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self.get(key) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        self.flush()
+        rows = self._db.execute(f"SELECT k FROM {self._table} ORDER BY k").fetchall()
+        return iter([r[0] for r in rows])
+
+    def __len__(self) -> int:
+        self.flush()
+        return int(self._db.execute(f"SELECT COUNT(*) FROM {self._table}").fetchone()[0])
+
+    def scan_prefix(self, prefix: str) -> Iterator[tuple[str, bytes]]:
+        self.flush()
+        upper = prefix + "\U0010ffff"
+        rows = self._db.execute(
+            f"SELECT k, v FROM {self._table} WHERE k >= ? AND k < ? ORDER BY k", (prefix, upper)
+        ).fetchall()
+        return iter([(k, bytes(v)) for k, v in rows])
+
+    def items_by_key(self) -> Iterator[tuple[str, bytes]]:
+        """Every ``(key, value)`` in key order, read in pages (for writing outputs)."""
+        self.flush()
+        last = ""
+        while True:
+            rows = self._db.execute(
+                f"SELECT k, v FROM {self._table} WHERE k > ? ORDER BY k LIMIT 512", (last,)
+            ).fetchall()
+            if not rows:
+                return
+            for k, v in rows:
+                yield k, bytes(v)
+            last = rows[-1][0]
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def flush(self) -> None:
+        if not self._buffer:
+            return
+        puts = [(k, v[0], v[1]) for k, v in self._buffer.items() if v is not None]
+        dels = [(k,) for k, v in self._buffer.items() if v is None]
+        self._buffer.clear()
+        db = self._db
+        db.execute("BEGIN")
+        try:
+            if puts:
+                db.executemany(
+                    f"INSERT OR REPLACE INTO {self._table} (k, v, t) VALUES (?, ?, ?)", puts
+                )
+            if dels:
+                db.executemany(f"DELETE FROM {self._table} WHERE k = ?", dels)
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+    def _sweep(self, cutoff: float, max_entries: int) -> tuple[int, int]:
+        self.flush()
+        db = self._db
+        expired = db.execute(f"DELETE FROM {self._table} WHERE t < ?", (cutoff,)).rowcount
+        count = int(db.execute(f"SELECT COUNT(*) FROM {self._table}").fetchone()[0])
+        evicted = 0
+        if count > max_entries:
+            evicted = db.execute(
+                f"DELETE FROM {self._table} WHERE k IN "
+                f"(SELECT k FROM {self._table} ORDER BY t, k LIMIT ?)",
+                (count - max_entries,),
+            ).rowcount
+        return max(expired, 0), max(evicted, 0)

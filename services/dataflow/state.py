@@ -1,0 +1,212 @@
+"""Keyed state with a bound and a lifetime: the one state interface of every stage.
+
+A stage keeps what it must remember between events in :class:`KeyedStore`\\ s, one per kind of
+state (conversation memory, review context, review items, ...). Each kind has a
+:class:`StateSpec`: a bound on the number of keys, a time-to-live since a key was last written,
+and a bound on the size of one value. Together they bound the state: at most ``max_entries ×
+max_value_bytes`` per partition, and nothing older than ``ttl_seconds``.
+
+A store is a ``MutableMapping[str, bytes]`` (values are the stage's own encoding, usually compact
+JSON) with a clock: the runner sets :attr:`KeyedStore.now` (epoch seconds: the event time in
+``vigil scan``, the wall clock in the worker) and every write records it. :meth:`expire` deletes
+the keys idle for longer than the TTL and, beyond the bound, the least recently written ones; the
+runners call it regularly. In the worker a deletion is a tombstone in the table's changelog, so
+the compacted changelog stays bounded too.
+
+Implementations: :class:`MemoryStore` (here, exact LRU), ``SqliteStore``
+(:mod:`services.dataflow.spill`, state that ``vigil scan`` keeps on disk) and the Faust table
+adapter of the worker (:mod:`services.streaming.state`).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections import OrderedDict
+from collections.abc import Iterator, MutableMapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "KeyedStore",
+    "MemoryStore",
+    "StateSpec",
+    "StateValueTooLarge",
+    "StoreStats",
+]
+
+log = logging.getLogger("vigil.state")
+
+
+class StateValueTooLarge(ValueError):
+    """A stage tried to store a value larger than its kind allows (a bug in the stage)."""
+
+
+class StateSpec(BaseModel):
+    """One kind of state: its name, bound, lifetime and largest value."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: str = Field(pattern=r"^[a-z][a-z0-9-]*$")
+    #: Keys kept (per partition in the worker, per run in ``vigil scan``).
+    max_entries: int = Field(ge=1)
+    #: Seconds since a key was last written after which it is deleted; ``None``: never by age.
+    ttl_seconds: float | None = Field(default=None, gt=0)
+    #: The largest encoded value a stage may store (the stage bounds what it writes).
+    max_value_bytes: int = Field(ge=16)
+    description: str = ""
+
+    @property
+    def max_bytes(self) -> int:
+        """The bound on the values of one partition (or one scan)."""
+        return self.max_entries * self.max_value_bytes
+
+
+class StoreStats(BaseModel):
+    """Counts of what a store dropped, for metrics and summaries."""
+
+    model_config = ConfigDict(extra="forbid")
+    expired: int = 0
+    evicted: int = 0
+
+
+class KeyedStore(MutableMapping[str, bytes]):
+    """A bounded keyed store of bytes. Subclasses implement the mapping and :meth:`_sweep`."""
+
+    spec: StateSpec
+    #: The runner's clock (epoch seconds); writes are stamped with it.
+    now: float
+    stats: StoreStats
+
+    def __init__(self, spec: StateSpec) -> None:
+        self.spec = spec
+        self.now = 0.0
+        self.stats = StoreStats()
+
+    def _check(self, key: str, value: bytes) -> None:
+        if not isinstance(value, bytes | bytearray):
+            raise TypeError(f"{self.spec.kind}: values are bytes, not {type(value).__name__}")
+        if len(value) > self.spec.max_value_bytes:
+            raise StateValueTooLarge(
+                f"{self.spec.kind}: a value of {len(value)} bytes is over the bound of "
+                f"{self.spec.max_value_bytes}"
+            )
+
+    def expire(self, now: float | None = None, *, by_age: bool = True) -> int:
+        """Delete keys idle beyond the TTL (unless ``by_age`` is false) and the least recently
+        written beyond the bound; return how many were deleted."""
+        if now is not None:
+            self.now = now
+        ttl = self.spec.ttl_seconds
+        cutoff = self.now - ttl if ttl is not None and by_age else -math.inf
+        expired, evicted = self._sweep(cutoff, self.spec.max_entries)
+        self.stats.expired += expired
+        self.stats.evicted += evicted
+        return expired + evicted
+
+    def _sweep(self, cutoff: float, max_entries: int) -> tuple[int, int]:
+        """Delete keys written before ``cutoff``, then the oldest beyond ``max_entries``."""
+        raise NotImplementedError
+
+    def flush(self) -> None:
+        """Make buffered writes durable (a no-op where writes are immediate)."""
+
+    def close(self) -> None:
+        """Release what the store holds open."""
+
+    def scan_prefix(self, prefix: str) -> Iterator[tuple[str, bytes]]:
+        """``(key, value)`` of the keys starting with ``prefix`` (a snapshot)."""
+        for key in [k for k in self if k.startswith(prefix)]:
+            value = self.get(key)
+            if value is not None:
+                yield key, value
+
+
+class MemoryStore(KeyedStore):
+    """In process: an exact LRU by last write, bounded at every write, expired by :meth:`expire`.
+
+    ``max_bytes`` bounds the values held in total as well (least recently written out first).
+
+    >>> s = MemoryStore(StateSpec(kind="demo", max_entries=2, ttl_seconds=10, max_value_bytes=64))
+    >>> s.now = 100.0
+    >>> s["a"] = b"1"; s["b"] = b"2"; s["c"] = b"3"
+    >>> sorted(s), s.stats.evicted
+    (['b', 'c'], 1)
+    >>> s.expire(now=111.0), len(s)
+    (2, 0)
+    """
+
+    def __init__(self, spec: StateSpec, *, max_bytes: int | None = None) -> None:
+        super().__init__(spec)
+        self.max_bytes = max_bytes
+        self.bytes = 0
+        self._data: OrderedDict[str, tuple[bytes, float]] = OrderedDict()
+
+    def __getitem__(self, key: str) -> bytes:
+        return self._data[key][0]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        hit = self._data.get(key)
+        return default if hit is None else hit[0]
+
+    def __setitem__(self, key: str, value: bytes) -> None:
+        self._check(key, value)
+        data = self._data
+        old = data.get(key)
+        if old is not None:
+            self.bytes -= len(old[0])
+        data[key] = (bytes(value), self.now)
+        self.bytes += len(value)
+        data.move_to_end(key)
+        limit = self.max_bytes
+        while len(data) > self.spec.max_entries or (
+            limit is not None and self.bytes > limit and len(data) > 1
+        ):
+            self._pop_oldest()
+            self.stats.evicted += 1
+
+    def _pop_oldest(self) -> None:
+        _, (value, _) = self._data.popitem(last=False)
+        self.bytes -= len(value)
+
+    def __delitem__(self, key: str) -> None:
+        value, _ = self._data.pop(key)
+        self.bytes -= len(value)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._data
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._data))
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def touched(self, key: str) -> float | None:
+        hit = self._data.get(key)
+        return None if hit is None else hit[1]
+
+    def _sweep(self, cutoff: float, max_entries: int) -> tuple[int, int]:
+        data = self._data
+        expired = 0
+        # Oldest write first: stop at the first key written at or after the cutoff. Writes are
+        # stamped with a clock that can go backwards (event time), so this is approximate by at
+        # most the clock's disorder; the bound below is exact.
+        while data:
+            _, (_, touched) = next(iter(data.items()))
+            if touched >= cutoff:
+                break
+            self._pop_oldest()
+            expired += 1
+        evicted = 0
+        while len(data) > max_entries:
+            self._pop_oldest()
+            evicted += 1
+        return expired, evicted
+
+
+def typed_get(store: MutableMapping[str, bytes], key: str, model: type[BaseModel]) -> Any:
+    """The model stored at ``key``, or ``None``."""
+    raw = store.get(key)
+    return None if raw is None else model.model_validate_json(raw)

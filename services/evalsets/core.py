@@ -1,0 +1,487 @@
+"""The evaluation-set stage of the dataflow (pure): accumulate, sample, publish cases.
+
+Three parts, the same in ``vigil scan`` and in the worker (where they run on different
+partitions; the design and its crash behaviour are in :mod:`services.evalsets.streaming`):
+
+- **case side** (:meth:`EvalsetCore.observe`, :meth:`~EvalsetCore.on_decision`,
+  :meth:`~EvalsetCore.on_label`), on the partition that owns the conversation: folds each event
+  into the conversation's :class:`~services.evalsets.cases.CaseAccumulator`, sends the sampler a
+  :class:`~services.evalsets.streaming.SampleIn` when what it knows of the conversation changed,
+  and turns the sampler's decisions (and review labels) into published cases;
+- **sampler** (:meth:`EvalsetCore.on_sample`, :meth:`~EvalsetCore.on_tick`): the one
+  :class:`~services.evalsets.streaming.SamplerCore` of the stream, on partition 0;
+- **end of a scan** (:meth:`EvalsetCore.finish`): close every period, retire the old ones, and
+  publish the final cases.
+
+Everything returns :class:`~services.dataflow.records.Effects` on the channels
+``evalset.samples``, ``evalset.decisions``, ``evalset.cases`` and ``evalset.archive``; state is a
+:class:`~services.dataflow.state.KeyedStore` (the case store of a partition, the sampler's
+store). Deselecting writes state first and then sends an idempotent tombstone; archiving copies
+first and deletes in the follow-up, after the broker acknowledged the copies.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
+from typing import Literal
+
+from schemas.evalset import EvalCase, EvalLabel, SourceRef
+from schemas.events import ChatEvent
+from schemas.outputs import Finding
+from schemas.review import ReviewLabel
+from schemas.verdicts import GroundingReport
+from services.dataflow.records import Effects, Emit
+from services.dataflow.state import KeyedStore, StateSpec
+from services.evalsets.cases import CaseAccumulator, case_id
+from services.evalsets.config import EvalsetConfig
+from services.evalsets.labels import label_from_review
+from services.evalsets.periods import period_of, period_start, periods_order_key
+from services.evalsets.rotation import active_periods
+from services.evalsets.sampler import summary_from_event
+from services.evalsets.settings import EvalsetSettings
+from services.evalsets.state import Selection
+from services.evalsets.streaming import (
+    Decision,
+    SampleIn,
+    SamplerCore,
+    ShardMeta,
+    acc_key,
+    build_case,
+    case_digest,
+    label_key,
+    meta_key,
+    sel_key,
+)
+
+__all__ = [
+    "ARCHIVE",
+    "CASES",
+    "DECISIONS",
+    "SAMPLES",
+    "EvalsetCore",
+    "evalset_specs",
+]
+
+SAMPLES = "evalset.samples"
+DECISIONS = "evalset.decisions"
+CASES = "evalset.cases"
+ARCHIVE = "evalset.archive"
+
+#: Cache sizes of what the case side remembers in memory (a miss only costs a re-send).
+_SENT_SUMMARIES = 50_000
+_PUBLISHED = 50_000
+_WEEK = 7 * 24 * 3600.0
+
+
+def evalset_specs(es: EvalsetSettings) -> dict[str, StateSpec]:
+    """Bounds and lifetimes of the evaluation-set state kinds."""
+    period_s = _WEEK if es.period == "iso_week" else 24 * 3600.0
+    ttl = es.state_ttl_seconds or (es.active_periods + 2) * period_s + es.grace_seconds
+    return {
+        "evalset-cases": StateSpec(
+            kind="evalset-cases",
+            max_entries=es.max_conversations,
+            ttl_seconds=ttl,
+            max_value_bytes=es.max_case_bytes,
+            description="Per conversation and period: accumulators, selections, labels.",
+        ),
+        "evalset-sampler": StateSpec(
+            kind="evalset-sampler",
+            max_entries=es.max_members,
+            ttl_seconds=ttl,
+            max_value_bytes=4 * 1024 * 1024,
+            description="The sampler: strata per period, members, checks in flight.",
+        ),
+    }
+
+
+class _LRU(OrderedDict[str, bytes]):
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self.size = size
+
+    def put(self, key: str, value: bytes) -> None:
+        self[key] = value
+        self.move_to_end(key)
+        if len(self) > self.size:
+            self.popitem(last=False)
+
+
+def _retired(meta: ShardMeta, period: str) -> ShardMeta:
+    through = [p for p in (meta.retired_through, period) if p is not None]
+    return meta.model_copy(
+        update={
+            "periods": [p for p in meta.periods if p != period],
+            "closed": [p for p in meta.closed if p != period],
+            "retired_through": max(through, key=period_start),
+        }
+    )
+
+
+class EvalsetCore:
+    """The evaluation-set stage (see the module docstring).
+
+    ``live``: publish a case whenever what it is built from changes (the worker's compacted
+    topic). ``vigil scan`` passes ``False`` and publishes once, in :meth:`finish`.
+    """
+
+    def __init__(self, es: EvalsetSettings, *, partitions: int, live: bool = True) -> None:
+        self.es = es
+        self.config: EvalsetConfig = es.config()
+        self.secret = es.secret
+        self.partitions = partitions
+        self.live = live
+        self._sent: _LRU = _LRU(_SENT_SUMMARIES)
+        self._published: _LRU = _LRU(_PUBLISHED)
+
+    def new_sampler(self, store: KeyedStore, *, now: float) -> SamplerCore:
+        """The sampler over its store (one per stream, on partition 0 in the worker)."""
+        return SamplerCore(
+            self.config,
+            self.secret,
+            store,
+            partitions=self.partitions,
+            grace_seconds=self.es.grace_seconds,
+            idle_seconds=self.es.idle_seconds,
+            check_wait_seconds=self.es.check_wait_seconds,
+            now=now,
+        )
+
+    def forget_caches(self) -> None:
+        """After a rebalance or recovery: what was sent or published may have been lost."""
+        self._sent.clear()
+        self._published.clear()
+
+    # ------------------------------------------------------------------ case side
+
+    @staticmethod
+    def meta(st: KeyedStore, part: int) -> ShardMeta:
+        raw = st.get(meta_key(part))
+        return ShardMeta.model_validate_json(raw) if raw else ShardMeta()
+
+    def _update_meta(
+        self, st: KeyedStore, part: int, change: Callable[[ShardMeta], ShardMeta]
+    ) -> None:
+        meta = self.meta(st, part)
+        new = change(meta)
+        if new != meta or meta_key(part) not in st:
+            st[meta_key(part)] = new.model_dump_json().encode()
+
+    def _note_period(self, st: KeyedStore, part: int, period: str) -> None:
+        self._update_meta(
+            st, part, lambda m: m.model_copy(update={"periods": sorted({*m.periods, period})})
+        )
+
+    def observe(
+        self,
+        event: ChatEvent,
+        findings: Sequence[Finding],
+        report: GroundingReport | None,
+        source: SourceRef | None,
+        st: KeyedStore,
+        part: int,
+        *,
+        screened: bool = True,
+        check: Literal["pending", "done"] | None = None,
+    ) -> list[Emit]:
+        """Fold one event in; the summary for the sampler (when it says something new) and, for
+        a selected conversation, its updated case."""
+        cid = event.conversation_id
+        period = period_of(event.timestamp, self.config.period_kind)
+        meta = self.meta(st, part)
+        if meta.is_retired(period):
+            return []
+        selected = sel_key(part, period, cid) in st
+        if period not in meta.closed or selected:
+            key = acc_key(part, period, cid)
+            old = st.get(key)
+            acc = (
+                CaseAccumulator.model_validate_json(old)
+                if old
+                else CaseAccumulator(conversation_id=cid, period=period)
+            )
+            acc.observe(event, findings, self.config, report)
+            if screened and source is not None:
+                acc.add_source(source, self.config.max_sources)
+            new = acc.model_dump_json().encode()
+            if new != old:
+                st[key] = new
+            if period not in meta.periods:
+                self._note_period(st, part, period)
+        out: list[Emit] = []
+        summary = summary_from_event(event, findings, None, self.config)
+        signature = "|".join(
+            (
+                period,
+                ",".join(sorted(summary.categories)),
+                summary.language or "",
+                summary.tenant or "",
+            )
+        ).encode()
+        skey = f"{period}|{cid}"
+        if check is not None or self._sent.get(skey) != signature:
+            msg = SampleIn(
+                kind="summary",
+                summary=summary,
+                partition=part,
+                timestamp=event.timestamp.timestamp(),
+                event_id=event.event_id,
+                check=check,
+            )
+            out.append(Emit(SAMPLES, cid.encode(), msg, 0))
+            self._sent.put(skey, signature)
+        if selected and self.live:
+            out += self._reconcile(st, part, [(period, cid)])
+        return out
+
+    def _reconcile(self, st: KeyedStore, part: int, keys: Iterable[tuple[str, str]]) -> list[Emit]:
+        """The case of each selected ``(period, conversation)`` whose inputs changed."""
+        out: list[Emit] = []
+        for period, cid in dict.fromkeys(keys):
+            sel_raw = st.get(sel_key(part, period, cid))
+            if sel_raw is None:
+                continue
+            acc_raw = st.get(acc_key(part, period, cid))
+            label_raw = st.get(label_key(part, cid))
+            digest = case_digest(sel_raw, acc_raw, label_raw)
+            key = case_id(period, cid)
+            if self._published.get(key) == digest:
+                continue
+            case = build_case(
+                Selection.model_validate_json(sel_raw), acc_raw, label_raw, self.config
+            )
+            out.append(Emit(CASES, key.encode(), case))
+            self._published.put(key, digest)
+        return out
+
+    def _keys(self, st: KeyedStore, prefix: str) -> list[str]:
+        return [k for k, _ in st.scan_prefix(prefix)]
+
+    def _selected(self, st: KeyedStore, part: int, period: str) -> set[str]:
+        prefix = sel_key(part, period, "")
+        return {k[len(prefix) :] for k in self._keys(st, prefix)}
+
+    def _deselect(self, st: KeyedStore, part: int, period: str, cids: Iterable[str]) -> list[Emit]:
+        """Drop the selections and tombstone their cases (idempotent: a replay sends again)."""
+        out: list[Emit] = []
+        for cid in sorted(set(cids)):
+            st.pop(sel_key(part, period, cid), None)
+            key = case_id(period, cid)
+            self._published.pop(key, None)
+            if self.live:
+                out.append(Emit(CASES, key.encode(), None))
+        return out
+
+    def _put_selection(self, st: KeyedStore, part: int, selection: Selection) -> None:
+        key = sel_key(part, selection.period, selection.conversation_id)
+        raw = selection.model_dump_json().encode()
+        if st.get(key) != raw:
+            st[key] = raw
+        if selection.period not in self.meta(st, part).periods:
+            self._note_period(st, part, selection.period)
+
+    def on_decision(self, part: int, decision: Decision, st: KeyedStore) -> Effects:
+        """Apply one decision of the sampler to this partition's cases."""
+        meta = self.meta(st, part)
+        if meta.is_retired(decision.period):
+            return Effects()
+        if decision.kind == "update":
+            return Effects(self._apply_update(st, part, decision))
+        if decision.kind == "sync":
+            return Effects(self._apply_sync(st, part, decision, meta))
+        return self._apply_retire(st, part, decision)
+
+    def _apply_update(self, st: KeyedStore, part: int, d: Decision) -> list[Emit]:
+        cid = d.conversation_id
+        if cid is None:
+            raise ValueError("update without a conversation")
+        if not self.live:
+            return []  # vigil scan applies the final selection only (finish)
+        if d.selection is None:
+            return self._deselect(st, part, d.period, [cid])
+        self._put_selection(st, part, d.selection)
+        return self._reconcile(st, part, [(d.period, cid)])
+
+    def _apply_sync(self, st: KeyedStore, part: int, d: Decision, meta: ShardMeta) -> list[Emit]:
+        for selection in d.selections:
+            self._put_selection(st, part, selection)
+        out = (
+            self._reconcile(st, part, [(d.period, s.conversation_id) for s in d.selections])
+            if self.live
+            else []
+        )
+        if not d.last:
+            return out
+        keep = set(d.keep or ())
+        out += self._deselect(st, part, d.period, self._selected(st, part, d.period) - keep)
+        if d.final and d.period not in meta.closed:
+            # Membership is final: accumulators of conversations that were not drawn can go.
+            prefix = acc_key(part, d.period, "")
+            for key in self._keys(st, prefix):
+                if key[len(prefix) :] not in keep:
+                    st.pop(key, None)
+            closed = d.period
+            self._update_meta(
+                st, part, lambda m: m.model_copy(update={"closed": sorted({*m.closed, closed})})
+            )
+        return out
+
+    def _apply_retire(self, st: KeyedStore, part: int, d: Decision) -> Effects:
+        archive: list[Emit] = []
+        for selection in d.selections:
+            cid = selection.conversation_id
+            case = build_case(
+                selection,
+                st.get(acc_key(part, d.period, cid)),
+                st.get(label_key(part, cid)),
+                self.config,
+            )
+            archive.append(Emit(ARCHIVE, case.case_id.encode(), case))
+        if not d.last:
+            return Effects(archive)
+        # Archive and tombstones first; the state goes only once the broker has them, so a
+        # crash in between replays the decision from intact state.
+        selected = sorted(self._selected(st, part, d.period))
+        tombstones = [Emit(CASES, case_id(d.period, cid).encode(), None) for cid in selected]
+
+        def drop() -> Effects:
+            self._update_meta(st, part, lambda m: _retired(m, d.period))
+            for cid in selected:
+                st.pop(sel_key(part, d.period, cid), None)
+                self._published.pop(case_id(d.period, cid), None)
+            for key in self._keys(st, acc_key(part, d.period, "")):
+                st.pop(key, None)
+            left = {
+                k.split("|", 3)[3]
+                for k in self._keys(st, f"{part}|A|") + self._keys(st, f"{part}|S|")
+            }
+            prefix = label_key(part, "")
+            for key in self._keys(st, prefix):
+                if key[len(prefix) :] not in left:
+                    st.pop(key, None)
+            return Effects()
+
+        return Effects([*archive, *tombstones], then=drop)
+
+    def on_label(self, part: int, review: ReviewLabel, st: KeyedStore) -> list[Emit]:
+        """A reviewer's label: kept per conversation (the latest wins), cases re-published."""
+        label = label_from_review(review)
+        cid = label.conversation_id
+        key = label_key(part, cid)
+        old = st.get(key)
+        if old:
+            prev = EvalLabel.model_validate_json(old)
+            if prev.labeled_at and label.labeled_at and prev.labeled_at > label.labeled_at:
+                label = prev  # the latest review wins, whatever order they arrive in
+        raw = label.model_dump_json().encode()
+        if raw != old:
+            st[key] = raw
+        periods = self.meta(st, part).periods
+        selected = [p for p in periods if sel_key(part, p, cid) in st]
+        return self._reconcile(st, part, [(p, cid) for p in selected]) if self.live else []
+
+    # ------------------------------------------------------------------ sampler
+
+    def on_sample(
+        self, sampler: SamplerCore, msg: SampleIn, *, wall: float, mono: float
+    ) -> list[Emit]:
+        """Fold one summary into the sampler; the decisions it causes."""
+        decisions = sampler.observe(msg, wall=wall, mono=mono)
+        sampler.commit()
+        return self._decision_emits(decisions)
+
+    def _decision_emits(self, decisions: Iterable[Decision]) -> list[Emit]:
+        return [
+            Emit(
+                DECISIONS,
+                d.conversation_id.encode() if d.conversation_id else None,
+                d,
+                d.partition,
+            )
+            for d in decisions
+        ]
+
+    def on_tick(
+        self, sampler: SamplerCore, *, wall: float, mono: float, resync: bool
+    ) -> tuple[Effects, list[str], list[str]]:
+        """Close and retire due periods (and re-send every selection when ``resync``).
+
+        Returns the effects and the periods closed and retired. Retiring is a follow-up chain:
+        the final decisions first; the period is forgotten once they are acknowledged.
+        """
+        plan = sampler.plan(wall=wall, mono=mono)
+        effects = Effects()
+        for period in plan.close:
+            effects.emits += self._decision_emits(sampler.close(period))
+            sampler.commit()
+        retire = list(plan.retire)
+
+        def retire_next() -> Effects:
+            if not retire:
+                return Effects()
+            period = retire.pop(0)
+            step = Effects(self._decision_emits(sampler.retire(period)))
+
+            def forget() -> Effects:
+                sampler.forget(period)
+                sampler.commit()
+                return retire_next()
+
+            step.then = forget
+            return step
+
+        if retire:
+            first = retire_next()
+            effects.emits += first.emits
+            effects.then = first.then
+        if resync:
+            effects.emits += self._decision_emits(sampler.resync())
+        return effects, list(plan.close), list(plan.retire)
+
+    # ------------------------------------------------------------------ end of a scan
+
+    def finish(
+        self,
+        sampler: SamplerCore,
+        st: KeyedStore,
+        deliver: Callable[[Effects], None],
+        part: int = 0,
+    ) -> tuple[list[str], list[str]]:
+        """``vigil scan``'s end: close every period, retire those before the last
+        ``active_periods`` (up to the latest seen), publish the final cases. ``deliver`` routes
+        effects (decisions back into :meth:`on_decision`, cases and archive to the files).
+        Returns the active and the retired periods."""
+        periods = sampler.periods()
+        for period in periods:
+            for d in sampler.close(period):
+                deliver(self.on_decision(part, d, st))
+            sampler.commit()
+        if not periods:
+            return [], []
+        current = periods[-1]
+        active = set(active_periods(periods, current, self.config.active_periods))
+        start = periods_order_key(current)
+        retired = [p for p in periods if p not in active and periods_order_key(p) < start]
+        for period in retired:
+            for d in sampler.retire(period):
+                deliver(self.on_decision(part, d, st))
+            sampler.forget(period)
+            sampler.commit()
+        live = [p for p in periods if p not in set(retired)]
+        for period in live:
+            cases: list[EvalCase] = []
+            for cid in sorted(self._selected(st, part, period)):
+                sel_raw = st.get(sel_key(part, period, cid))
+                if sel_raw is None:
+                    continue
+                cases.append(
+                    build_case(
+                        Selection.model_validate_json(sel_raw),
+                        st.get(acc_key(part, period, cid)),
+                        st.get(label_key(part, cid)),
+                        self.config,
+                    )
+                )
+            deliver(Effects([Emit(CASES, c.case_id.encode(), c) for c in cases]))
+        return sorted(active & set(periods), key=periods_order_key), retired

@@ -1,0 +1,107 @@
+"""The keyed state of the dataflow: bounds, lifetimes, and the same contract for every store."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from services.dataflow.spill import FLUSH_EVERY, SpillFile
+from services.dataflow.state import KeyedStore, MemoryStore, StateSpec, StateValueTooLarge
+
+SPEC = StateSpec(kind="demo", max_entries=5, ttl_seconds=100.0, max_value_bytes=64)
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[KeyedStore]:
+    if request.param == "memory":
+        yield MemoryStore(SPEC)
+        return
+    with SpillFile(tmp_path) as spill:
+        yield spill.store(SPEC)
+
+
+def test_reads_what_was_written_and_deletes(store: KeyedStore) -> None:
+    store.now = 10.0
+    store["a"] = b"1"
+    store["b"] = b"2"
+    assert store.get("a") == b"1" and store["b"] == b"2" and "a" in store
+    del store["a"]
+    assert store.get("a") is None and "a" not in store
+    assert sorted(store) == ["b"] and len(store) == 1
+    with pytest.raises(KeyError):
+        del store["missing"]
+
+
+def test_keys_idle_beyond_the_ttl_expire(store: KeyedStore) -> None:
+    store.now = 0.0
+    store["old"] = b"x"
+    store.now = 50.0
+    store["new"] = b"y"
+    assert store.expire(now=120.0) == 1
+    assert sorted(store) == ["new"]
+    assert store.stats.expired == 1
+    # A rewrite renews the lifetime.
+    store["new"] = b"z"
+    assert store.expire(now=200.0) == 0 and store.get("new") == b"z"
+
+
+def test_the_bound_evicts_the_least_recently_written(store: KeyedStore) -> None:
+    for i in range(8):
+        store.now = float(i)
+        store[f"k{i}"] = b"v"
+    store.expire()
+    assert sorted(store) == ["k3", "k4", "k5", "k6", "k7"]
+    assert store.stats.evicted == 3
+
+
+def test_expiry_by_bound_only_keeps_old_keys(store: KeyedStore) -> None:
+    store.now = 0.0
+    store["kept"] = b"v"
+    assert store.expire(now=1e9, by_age=False) == 0 and "kept" in store
+
+
+def test_a_value_over_the_bound_is_refused(store: KeyedStore) -> None:
+    with pytest.raises(StateValueTooLarge, match="demo"):
+        store["big"] = b"x" * 65
+    with pytest.raises(TypeError):
+        store["text"] = "not bytes"  # type: ignore[assignment]
+
+
+def test_prefix_scan(store: KeyedStore) -> None:
+    for key in ("0|A|x", "0|A|y", "0|S|x", "1|A|z"):
+        store[key] = key.encode()
+    assert [k for k, _ in store.scan_prefix("0|A|")] == ["0|A|x", "0|A|y"]
+
+
+def test_memory_store_bounds_bytes_too() -> None:
+    s = MemoryStore(SPEC, max_bytes=100)
+    for i in range(4):
+        s[f"k{i}"] = b"x" * 40
+    assert sorted(s) == ["k2", "k3"] and s.bytes == 80
+
+
+def test_sqlite_store_flushes_in_batches_and_removes_its_file(tmp_path: Path) -> None:
+    spec = StateSpec(kind="many", max_entries=10 * FLUSH_EVERY, max_value_bytes=64)
+    with SpillFile(tmp_path) as spill:
+        s = spill.store(spec)
+        for i in range(FLUSH_EVERY + 10):
+            s[f"k{i:06d}"] = b"v"
+        assert len(s) == FLUSH_EVERY + 10
+        assert s.get("k000005") == b"v"
+        folder = spill.folder
+        assert oct(folder.stat().st_mode & 0o777) == "0o700"
+    assert not folder.exists()
+
+
+def test_importing_the_file_runner_loads_no_kafka_faust_web_or_scipy() -> None:
+    code = (
+        "import sys, services.scan;"
+        "bad = {'faust', 'aiokafka', 'aiohttp', 'kafka', 'mode', 'scipy', 'matplotlib'};"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & bad))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
