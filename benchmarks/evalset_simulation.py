@@ -213,16 +213,14 @@ def label_for(case: EvalCase, t: Truth) -> EvalLabel:
 
 def simulate(cfg: SimConfig, seed: int, secret: bytes = b"simulation-secret") -> SimResult:
     streams, truth = generate(cfg, seed)
-    collector = EvalsetCollector(
-        cfg.evalset_config(), secret, max_conversations=cfg.conversations * 3
-    )
+    collector = EvalsetCollector(cfg.evalset_config(), secret)
     result = SimResult(truth=truth, selections={})
     t0 = time.perf_counter()
     for period in cfg.periods:
         for event, findings, source in streams[period]:
             collector.observe(event, findings, source)
             result.events += 1
-        collector.sampler.close(period)
+        collector.close(period)
         cases = collector.cases(period)
         labels = [label_for(c, truth[(c.period, c.conversation_id)]) for c in cases]
         result.selections[period] = attach_labels(cases, labels).cases

@@ -45,6 +45,25 @@ class Settings(BaseSettings):
     web_port: int = Field(default=6066, ge=1, le=65535)
     data_dir: Path = Path(".vigil-data")
     session_timeout_seconds: float = Field(default=10.0, gt=0)
+    #: Where the worker keeps its table (the state of every stage): ``rocksdb://`` on disk under
+    #: ``data_dir`` (the ``rocksdict`` package), or ``memory://`` (tests; state then lives only
+    #: in the changelog and is replayed at every start).
+    store: Literal["rocksdb://", "memory://"] = "rocksdb://"
+    #: At-least-once (default) or Kafka transactions (``exactly_once``).
+    processing_guarantee: Literal["at_least_once", "exactly_once"] = "at_least_once"
+    #: Workers keeping a warm copy of each partition's state (faster failover, more work).
+    standby_replicas: int = Field(default=1, ge=0, le=8)
+    #: Records an agent takes at once, and how long it waits to fill a batch.
+    batch_size: int = Field(default=500, ge=1, le=100_000)
+    batch_seconds: float = Field(default=0.05, gt=0, le=60)
+    #: How often expired state is deleted from the table (tombstones in its changelog).
+    state_sweep_seconds: float = Field(default=60.0, gt=0)
+    #: Faust's own Prometheus sensors (``faust_*``: offsets per topic partition, timings), which
+    #: run on every message; ``vigil_consumer_lag_records`` is computed at scrape time either way.
+    faust_metrics: bool = True
+    #: RocksDB per partition: memtable size and block cache (bounds the worker's memory).
+    rocksdb_write_buffer_bytes: int = Field(default=8 * 1024 * 1024, ge=1024 * 1024)
+    rocksdb_block_cache_bytes: int = Field(default=16 * 1024 * 1024, ge=1024 * 1024)
 
     # Rules and screening
     rules_dir: Path = REPO_ROOT / "rules" / "packs"
@@ -53,9 +72,12 @@ class Settings(BaseSettings):
     dead_letter_keep_bytes: int = Field(default=4096, ge=0)
     #: Secret for keyed hashes in conversation memory and hash masks. Set it in production.
     memory_key: SecretStr = SecretStr(_DEV_KEY)
+    #: Values remembered per conversation, and for how long (also the TTL of a memory).
     memory_max_values: int = Field(default=256, ge=1)
     memory_max_age_seconds: float = Field(default=7 * 24 * 3600, gt=0)
+    #: Conversations whose memory is kept (per partition in the worker, per run in a scan).
     memory_max_conversations: int = Field(default=100_000, ge=1)
+    #: Values ``vigil scan`` holds in memory in total (~120 bytes each: ~45 MiB by default).
     memory_max_total_values: int = Field(default=400_000, ge=1)
     # Sampled claim checks (SPEC §5)
     #: Share of answers without medical or high/critical findings that are checked.
@@ -105,6 +127,4 @@ class Settings(BaseSettings):
         return MemoryLimits(
             max_values=self.memory_max_values,
             max_age_seconds=self.memory_max_age_seconds,
-            max_conversations=self.memory_max_conversations,
-            max_total_values=self.memory_max_total_values,
         )

@@ -86,6 +86,8 @@ class Source:
     partition: int = 0
     offset: int = 0
     ref: SourceRef | None = None
+    #: The record's key (a dead letter keeps it).
+    key: bytes | None = None
 
 
 @dataclass(slots=True)
@@ -195,7 +197,7 @@ class Dataflow:
         decoded = self.pipeline.decode(raw, source.label)
         if isinstance(decoded, DeadLetter):
             self.pipeline.reject(decoded)
-            return Step([Emit(DLQ, None, decoded)], dead_letter=decoded)
+            return Step([Emit(DLQ, source.key, decoded)], dead_letter=decoded)
         return decoded
 
     def _screen(self, event: ChatEvent, st: PartitionState, step: Step) -> None:

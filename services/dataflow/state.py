@@ -112,6 +112,9 @@ class KeyedStore(MutableMapping[str, bytes]):
     def flush(self) -> None:
         """Make buffered writes durable (a no-op where writes are immediate)."""
 
+    def discard(self) -> None:
+        """Drop buffered writes not yet flushed (a no-op where writes are immediate)."""
+
     def close(self) -> None:
         """Release what the store holds open."""
 

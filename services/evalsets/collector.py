@@ -1,16 +1,13 @@
-"""One object holding the sampler, the case accumulators and rotation: ``vigil scan``'s evaluation
-set, and the CLI's ``vigil evalset export``.
+"""The evaluation-set stage in memory, for tools and tests, and ``vigil evalset export``.
 
-The streaming workers use the same parts (sampler with Faust tables for state, one
-:class:`CaseAccumulator` per sampled conversation in a table); this class is their in-process
-composition, with case accumulators in an LRU bounded by ``max_conversations`` (a conversation
-whose accumulator was evicted and that is selected later gets a case built from its later events
-only; :attr:`EvalsetCollector.accumulators_evicted` counts evictions).
+:class:`EvalsetCollector` is :class:`~services.evalsets.core.EvalsetCore` with its sampler over
+in-memory stores, as ``vigil scan`` runs it (which spills the same stores to disk): ``observe``
+each screened event, then read the selection's cases, close the periods or rotate them.
+:func:`export_cases` writes cases (from a collector, a topic or a file) as JSONL or RAGAS.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -20,12 +17,16 @@ from schemas.evalset import EvalCase, EvalLabel, SourceRef
 from schemas.events import ChatEvent
 from schemas.outputs import Finding
 from schemas.verdicts import GroundingReport
-from services.evalsets.cases import CaseAccumulator, attach_labels
+from services.dataflow.records import Effects
+from services.dataflow.state import MemoryStore
+from services.evalsets.cases import attach_labels
 from services.evalsets.config import EvalsetConfig
+from services.evalsets.core import ARCHIVE, CASES, DECISIONS, SAMPLES, EvalsetCore, evalset_specs
 from services.evalsets.export import ExportFormat, WriteResult, write_cases
 from services.evalsets.periods import period_of, periods_order_key
-from services.evalsets.rotation import Rotation, dedupe, rotate
-from services.evalsets.sampler import AddResult, EvalsetSampler, summary_from_event
+from services.evalsets.rotation import Rotation, dedupe
+from services.evalsets.settings import EvalsetSettings
+from services.evalsets.streaming import Decision, SampleIn, acc_key, build_case, label_key
 
 __all__ = ["EvalsetCollector", "ExportSummary", "ScanEvalset", "export_cases", "write_scan_evalset"]
 
@@ -39,16 +40,30 @@ class EvalsetCollector:
     []
     """
 
-    def __init__(
-        self, config: EvalsetConfig, secret: bytes, *, max_conversations: int = 10_000
-    ) -> None:
-        if max_conversations < 1:
-            raise ValueError("max_conversations must be >= 1")
+    def __init__(self, config: EvalsetConfig, secret: bytes) -> None:
+        es = EvalsetSettings()
         self.config = config
-        self.sampler = EvalsetSampler(config, secret)
-        self.max_conversations = max_conversations
-        self._acc: OrderedDict[tuple[str, str], CaseAccumulator] = OrderedDict()
-        self.accumulators_evicted = 0
+        self.core = EvalsetCore(es, partitions=1, live=False, config=config, secret=secret)
+        specs = evalset_specs(es)
+        self.store = MemoryStore(specs["evalset-cases"])
+        self.sampler = self.core.new_sampler(MemoryStore(specs["evalset-sampler"]), now=0.0)
+        self._cases: dict[str, EvalCase] = {}
+        self._archive: dict[str, EvalCase] = {}
+
+    def _deliver(self, effects: Effects) -> None:
+        pending: Effects | None = effects
+        while pending is not None:
+            for emit in pending.emits:
+                value = emit.value
+                if emit.channel == SAMPLES and isinstance(value, SampleIn):
+                    for out in self.core.on_sample(self.sampler, value, wall=0.0, mono=0.0):
+                        self._deliver(Effects([out]))
+                elif emit.channel == DECISIONS and isinstance(value, Decision):
+                    self._deliver(self.core.on_decision(0, value, self.store))
+                elif emit.channel in (CASES, ARCHIVE) and isinstance(value, EvalCase):
+                    target = self._cases if emit.channel == CASES else self._archive
+                    target[value.case_id] = value
+            pending = pending.then() if pending.then is not None else None
 
     def observe(
         self,
@@ -56,32 +71,25 @@ class EvalsetCollector:
         findings: Sequence[Finding],
         source: SourceRef | None = None,
         report: GroundingReport | None = None,
-    ) -> AddResult:
+    ) -> None:
         """Fold one screened event (its findings, its verdict if checked) into the sample."""
-        summary = summary_from_event(event, findings, source, self.config)
-        result = self.sampler.add(summary)
-        key = (summary.period, event.conversation_id)
-        acc = self._acc.get(key)
-        if acc is None:
-            acc = CaseAccumulator(conversation_id=event.conversation_id, period=summary.period)
-            self._acc[key] = acc
-            if len(self._acc) > self.max_conversations:
-                self._acc.popitem(last=False)
-                self.accumulators_evicted += 1
-        else:
-            self._acc.move_to_end(key)
-        acc.observe(event, findings, self.config, report)
-        if source is not None:
-            acc.add_source(source, self.config.max_sources)
-        return result
+        self.store.now = event.timestamp.timestamp()
+        emits = self.core.observe(event, findings, report, source, self.store, 0)
+        self._deliver(Effects(emits))
 
     def periods(self) -> list[str]:
         return self.sampler.periods()
 
+    def close(self, period: str) -> None:
+        """Close ``period``: its population is final, later summaries of it are refused."""
+        for d in self.sampler.close(period):
+            self._deliver(self.core.on_decision(0, d, self.store))
+        self.sampler.commit()
+
     def close_all(self) -> None:
         """Close every period (end of a scan): inclusion probabilities become final."""
         for period in self.periods():
-            self.sampler.close(period)
+            self.close(period)
 
     def cases(self, period: str | None = None, labels: Sequence[EvalLabel] = ()) -> list[EvalCase]:
         """The selected cases of ``period`` (all periods when ``None``), labels attached."""
@@ -89,29 +97,40 @@ class EvalsetCollector:
         out: list[EvalCase] = []
         for p in periods:
             for sel in self.sampler.selection(p):
-                acc = self._acc.get((p, sel.conversation_id)) or CaseAccumulator(
-                    conversation_id=sel.conversation_id, period=p
+                cid = sel.conversation_id
+                out.append(
+                    build_case(
+                        sel,
+                        self.store.get(acc_key(0, p, cid)),
+                        self.store.get(label_key(0, cid)),
+                        self.config,
+                    )
                 )
-                out.append(acc.to_case(sel, self.config))
         return attach_labels(out, labels).cases if labels else out
 
     def rotate(self, current: str | None = None) -> Rotation:
-        """Retire periods older than the last ``active_periods`` up to ``current`` (default: the
-        latest period seen) and forget their state. Archive ``Rotation.retired`` before dropping
-        it: it is the only copy left."""
+        """Close every period, retire those older than the last ``active_periods`` up to
+        ``current`` (default: the latest period seen) and forget their state; the retired cases
+        come back for the archive."""
         periods = self.periods()
         if not periods:
             return Rotation(active_periods=[], retired_periods=[], active=[], retired=[])
-        now = current or periods[-1]
-        result = rotate(self.cases(), now, self.config.active_periods)
-        for p in result.retired_periods:
-            self.sampler.forget(p)
-            for key in [k for k in self._acc if k[0] == p]:
-                del self._acc[key]
-        return result
+        self._cases.clear()
+        self._archive.clear()
+        active, retired = self.core.finish(self.sampler, self.store, self._deliver, current=current)
+        return Rotation(
+            active_periods=active,
+            retired_periods=retired,
+            active=sorted(self._cases.values(), key=_order),
+            retired=sorted(self._archive.values(), key=_order),
+        )
 
     def period_of(self, event: ChatEvent) -> str:
         return period_of(event.timestamp, self.config.period_kind)
+
+
+def _order(case: EvalCase) -> tuple[object, str, str]:
+    return (periods_order_key(case.period), case.stratum, case.case_id)
 
 
 class ExportSummary(BaseModel):
@@ -180,7 +199,6 @@ def write_scan_evalset(collector: EvalsetCollector, out_dir: Path | str) -> Scan
     periods' cases, not deduplicated so their inclusion probabilities hold) and, when periods
     retired, ``evalset-archive.jsonl``."""
     out = Path(out_dir)
-    collector.close_all()
     rot = collector.rotate()
     archive = write_cases(rot.retired, out / "evalset-archive.jsonl") if rot.retired else None
     return ScanEvalset(

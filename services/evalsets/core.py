@@ -40,7 +40,7 @@ from services.evalsets.periods import period_of, period_start, periods_order_key
 from services.evalsets.rotation import active_periods
 from services.evalsets.sampler import summary_from_event
 from services.evalsets.settings import EvalsetSettings
-from services.evalsets.state import Selection
+from services.evalsets.state import ConversationSummary, Selection
 from services.evalsets.streaming import (
     Decision,
     SampleIn,
@@ -126,13 +126,23 @@ class EvalsetCore:
     topic). ``vigil scan`` passes ``False`` and publishes once, in :meth:`finish`.
     """
 
-    def __init__(self, es: EvalsetSettings, *, partitions: int, live: bool = True) -> None:
+    def __init__(
+        self,
+        es: EvalsetSettings,
+        *,
+        partitions: int,
+        live: bool = True,
+        config: EvalsetConfig | None = None,
+        secret: bytes | None = None,
+    ) -> None:
         self.es = es
-        self.config: EvalsetConfig = es.config()
-        self.secret = es.secret
+        self.config: EvalsetConfig = config if config is not None else es.config()
+        self.secret = secret if secret is not None else es.secret
         self.partitions = partitions
         self.live = live
-        self._sent: _LRU = _LRU(_SENT_SUMMARIES)
+        #: (period, conversation) -> what the sampler was told of it: categories, whether a
+        #: language and a tenant were known.
+        self._sent: OrderedDict[str, tuple[frozenset[str], bool, bool]] = OrderedDict()
         self._published: _LRU = _LRU(_PUBLISHED)
 
     def new_sampler(self, store: KeyedStore, *, now: float) -> SamplerCore:
@@ -211,16 +221,7 @@ class EvalsetCore:
                 self._note_period(st, part, period)
         out: list[Emit] = []
         summary = summary_from_event(event, findings, None, self.config)
-        signature = "|".join(
-            (
-                period,
-                ",".join(sorted(summary.categories)),
-                summary.language or "",
-                summary.tenant or "",
-            )
-        ).encode()
-        skey = f"{period}|{cid}"
-        if check is not None or self._sent.get(skey) != signature:
+        if check is not None or self._news(f"{period}|{cid}", summary):
             msg = SampleIn(
                 kind="summary",
                 summary=summary,
@@ -230,10 +231,34 @@ class EvalsetCore:
                 check=check,
             )
             out.append(Emit(SAMPLES, cid.encode(), msg, 0))
-            self._sent.put(skey, signature)
         if selected and self.live:
             out += self._reconcile(st, part, [(period, cid)])
         return out
+
+    def _news(self, key: str, summary: ConversationSummary) -> bool:
+        """Whether ``summary`` tells the sampler anything it was not told (categories, a first
+        language or tenant); remembers it. Summaries merge by union and first-wins, so one that
+        adds nothing changes nothing: not sending it saves a message per event. The memory is
+        this process's only (a miss after a restart just sends again)."""
+        sent = self._sent.get(key)
+        cats = frozenset(summary.categories)
+        lang, tenant = summary.language is not None, summary.tenant is not None
+        if (
+            sent is not None
+            and cats <= sent[0]
+            and (sent[1] or not lang)
+            and (sent[2] or not tenant)
+        ):
+            self._sent.move_to_end(key)
+            return False
+        merged = (
+            (cats | sent[0], sent[1] or lang, sent[2] or tenant) if sent else (cats, lang, tenant)
+        )
+        self._sent[key] = merged
+        self._sent.move_to_end(key)
+        if len(self._sent) > _SENT_SUMMARIES:
+            self._sent.popitem(last=False)
+        return True
 
     def _reconcile(self, st: KeyedStore, part: int, keys: Iterable[tuple[str, str]]) -> list[Emit]:
         """The case of each selected ``(period, conversation)`` whose inputs changed."""
@@ -447,6 +472,8 @@ class EvalsetCore:
         st: KeyedStore,
         deliver: Callable[[Effects], None],
         part: int = 0,
+        *,
+        current: str | None = None,
     ) -> tuple[list[str], list[str]]:
         """``vigil scan``'s end: close every period, retire those before the last
         ``active_periods`` (up to the latest seen), publish the final cases. ``deliver`` routes
@@ -459,7 +486,7 @@ class EvalsetCore:
             sampler.commit()
         if not periods:
             return [], []
-        current = periods[-1]
+        current = current or periods[-1]
         active = set(active_periods(periods, current, self.config.active_periods))
         start = periods_order_key(current)
         retired = [p for p in periods if p not in active and periods_order_key(p) < start]

@@ -8,7 +8,8 @@ id; ``put(cid, None)`` deletes (a tombstone in the compacted changelog).
 
 from __future__ import annotations
 
-from collections import Counter
+import json
+from collections import Counter, OrderedDict
 from collections.abc import Awaitable, Callable, Iterable, Iterator, MutableMapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -96,16 +97,18 @@ class MemoryStore:
 
 
 class TableStore:
-    """A dict-like table of ``ReviewItem`` JSON dicts, and senders for the records.
+    """A mapping of ``ReviewItem`` JSON (bytes), and senders for the records.
 
     ``actions`` receives :class:`ReviewAction` records (``vigil.review.actions``), ``labels``
     :class:`ReviewLabel` records (``vigil.review.labels``), ``reveals`` :class:`RevealEvent`
     records (default: the actions sender). Each is called as ``send(key=bytes, value=bytes)``,
     the signature of Faust's ``topic.send``; the key is the conversation id.
 
-    Listing reads status, tenant, priority and creation time from the raw dicts and validates
-    only the items it returns; validated items are cached by version.
+    Listing reads status, tenant, priority and creation time from the parsed JSON and validates
+    only the items it returns; validated items are cached by version (a bounded cache).
     """
+
+    CACHE = 1024
 
     def __init__(
         self,
@@ -117,15 +120,21 @@ class TableStore:
     ) -> None:
         self.table = table
         self._send = {ReviewAction: actions, ReviewLabel: labels, RevealEvent: reveals or actions}
-        self._cache: dict[str, tuple[int, ReviewItem]] = {}
+        self._cache: OrderedDict[str, tuple[int, ReviewItem]] = OrderedDict()
+
+    def _remember(self, cid: str, item: ReviewItem) -> None:
+        self._cache[cid] = (item.version, item)
+        self._cache.move_to_end(cid)
+        if len(self._cache) > self.CACHE:
+            self._cache.popitem(last=False)
 
     def _load(self, cid: str, raw: Any) -> ReviewItem:
-        version = raw.get("version") if isinstance(raw, dict) else None
+        parsed = raw if isinstance(raw, dict) else json.loads(raw)
         hit = self._cache.get(cid)
-        if hit is not None and hit[0] == version:
+        if hit is not None and hit[0] == parsed.get("version"):
             return hit[1]
-        item = ReviewItem.model_validate(raw)
-        self._cache[cid] = (item.version, item)
+        item = ReviewItem.model_validate(parsed)
+        self._remember(cid, item)
         return item
 
     def get(self, conversation_id: str) -> ReviewItem | None:
@@ -138,13 +147,17 @@ class TableStore:
             if conversation_id in self.table:
                 del self.table[conversation_id]
             return
-        self.table[conversation_id] = item.model_dump(mode="json")
-        self._cache[conversation_id] = (item.version, item)
+        self.table[conversation_id] = item.model_dump_json().encode()
+        self._remember(conversation_id, item)
 
     def _raw(self) -> Iterator[tuple[str, dict[str, Any]]]:
-        for cid, raw in list(self.table.items()):
-            if isinstance(raw, dict):
-                yield cid, raw
+        for cid in list(self.table):
+            raw = self.table.get(cid)
+            if raw is None:
+                continue
+            parsed = raw if isinstance(raw, dict) else json.loads(raw)
+            if isinstance(parsed, dict):
+                yield cid, parsed
 
     def list(
         self,

@@ -3,17 +3,17 @@
 The memory decides ``echo`` versus ``leak`` for assistant turns. It never holds a raw value: each
 value is compacted (case and separators folded) and hashed with a secret key (BLAKE2b keyed), so a
 dump of the memory or its changelog topic reveals nothing. It is bounded in entries per
-conversation and in age; the scan-mode store is bounded in conversations too.
+conversation and in age; the store of memories (one per conversation) is a kind of the dataflow's
+keyed state, bounded in conversations (``services.dataflow``).
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections import OrderedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["ConversationMemory", "MemoryLimits", "MemoryStore", "value_hash"]
+__all__ = ["ConversationMemory", "MemoryLimits", "value_hash"]
 
 _SEPARATORS = str.maketrans("", "", " \t\r\n-().,/:_")
 
@@ -22,11 +22,6 @@ class MemoryLimits(BaseModel):
     model_config = ConfigDict(frozen=True)
     max_values: int = Field(default=256, ge=1)
     max_age_seconds: float = Field(default=7 * 24 * 3600, gt=0)
-    max_conversations: int = Field(default=100_000, ge=1)
-    #: Values held by a whole scan-mode store. A remembered value costs ~115 bytes (a 32-hex key,
-    #: a float, a dict slot; ``benchmarks/throughput.py`` measures it), so 400,000 is ~45 MiB:
-    #: without this bound, 100,000 conversations × 256 values would allow ~2.7 GiB.
-    max_total_values: int = Field(default=400_000, ge=1)
 
 
 def value_hash(value: str, key: bytes, *, compact: bool = True) -> str:
@@ -59,36 +54,3 @@ class ConversationMemory(BaseModel):
             newest = sorted(seen.items(), key=lambda kv: kv[1], reverse=True)[: limits.max_values]
             seen = dict(newest)
         return ConversationMemory(seen=seen)
-
-
-class MemoryStore:
-    """In-process LRU of conversation memories for ``vigil scan`` (workers use a Faust table)."""
-
-    def __init__(self, limits: MemoryLimits) -> None:
-        self.limits = limits
-        self._data: OrderedDict[str, ConversationMemory] = OrderedDict()
-        self._values = 0
-
-    def get(self, conversation_id: str) -> ConversationMemory | None:
-        mem = self._data.get(conversation_id)
-        if mem is not None:
-            self._data.move_to_end(conversation_id)
-        return mem
-
-    def put(self, conversation_id: str, memory: ConversationMemory) -> None:
-        """Store ``memory``, evicting least recently used conversations beyond the bounds on
-        conversations and on values in total."""
-        old = self._data.pop(conversation_id, None)
-        if old is not None:
-            self._values -= len(old.seen)
-        self._data[conversation_id] = memory
-        self._values += len(memory.seen)
-        limits = self.limits
-        while self._data and (
-            len(self._data) > limits.max_conversations or self._values > limits.max_total_values
-        ):
-            _, evicted = self._data.popitem(last=False)
-            self._values -= len(evicted.seen)
-
-    def __len__(self) -> int:
-        return len(self._data)

@@ -13,9 +13,10 @@ from kafka.admin import NewTopic
 from kafka.errors import TopicAlreadyExistsError
 
 from services.settings import Settings
+from services.streaming.state import STATE_TABLE
 
 __all__ = [
-    "MEMORY_TABLE",
+    "STATE_TABLE",
     "changelog_topics",
     "client_config",
     "create_topics",
@@ -23,13 +24,10 @@ __all__ = [
     "replay",
 ]
 
-#: The worker's conversation-memory table; Faust names its changelog ``<app_id>-<table>-changelog``.
-MEMORY_TABLE = "conversation-memory"
-
 
 def changelog_topics(settings: Settings) -> list[str]:
     """The changelog topics of the worker's tables (compacted, partitioned like the input)."""
-    return [f"{settings.app_id}-{MEMORY_TABLE}-changelog"]
+    return [f"{settings.app_id}-{STATE_TABLE}-changelog"]
 
 
 def feature_topics(settings: Settings) -> tuple[list[str], set[str]]:

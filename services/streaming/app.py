@@ -1,67 +1,84 @@
-"""The Faust worker: ``chat.events`` → screening → ``vigil.findings`` / ``vigil.dlq``, and the
-sampled claim checks → ``vigil.verdicts``.
+"""The Faust runner of the dataflow: ``vigil worker``.
 
-Features built on these outputs (review queue, evaluation sets, spike detection) register
-themselves through :class:`WorkerContext`: they add their own topics, tables, agents and web
-routes, and hooks that the two agents await after screening an event and after checking an
-answer. A hook must not raise for bad data; it gets masked findings and the event.
+It supplies only I/O and the store around :class:`~services.dataflow.flow.Dataflow`:
 
-One agent with ``concurrency=1`` (faust-streaming #606: higher concurrency can commit past a
-message still in flight); scale with partitions and worker processes. Conversation memory lives
-in a Faust table whose changelog topic makes it survive restarts; it is keyed like the input
-topic, so a conversation's memory sits on the partition that owns its events.
+- **input**: the agent ``vigil.screen`` takes batches of ``chat.events``
+  (``stream.take_events(batch_size, within=batch_seconds)``) and hands them to
+  :class:`~services.streaming.runner.StreamRunner`; with a judge configured, sampled answers go
+  to the claim-check agent over ``vigil.checks`` so a slow judge never stalls screening;
+- **state**: one Faust table, ``state``, on RocksDB by default (``VIGIL_STORE``), every kind
+  under its partition (:mod:`services.streaming.state`); expired keys are deleted by a timer;
+- **output**: every channel of the dataflow is a topic (:func:`channel_topics`); records go to
+  the producer a batch at a time.
+
+The review queue, the evaluation sets and the spike detector add their own agents, timers and
+web routes on top (``services/streaming/features/``), each thin wiring over its pure core.
+Every agent runs with ``concurrency=1`` (faust-streaming #606); scale with partitions and worker
+processes. Topics with the input's partition count are co-partitioned, so a conversation's
+events, its state and its internal records all live on the same worker. The eval-set sampler
+and the spike detector are one per stream, on partition 0 (see ``docs/streaming.md``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import faust
 from faust.sensors.prometheus import setup_prometheus_sensors
-from prometheus_client import CollectorRegistry
+from prometheus_client import CollectorRegistry, Counter, generate_latest
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
 
-from schemas.events import ChatEvent
-from schemas.outputs import DeadLetter, Finding
-from schemas.verdicts import GroundingReport, JudgeLabel
-from services.checking import CheckRequest, judge_config
-from services.ingest import dead_letter
+from services.checking import judge_config
+from services.dataflow.flow import CHECKS, DLQ, FINDINGS, VERDICTS, Dataflow
+from services.dataflow.records import Emit, encode
 from services.judge import Judge
-from services.pipeline import Pipeline
-from services.screening import ConversationMemory
 from services.settings import Settings
-from services.streaming.admin import MEMORY_TABLE
 from services.streaming.features import feature_modules
+from services.streaming.runner import Record, StreamRunner
+from services.streaming.state import STATE_TABLE, FaustStates, TableBackend
 
-__all__ = ["AfterCheck", "AfterScreen", "WorkerContext", "create_app", "kafka_broker_url"]
-
-#: ``(event, findings, source)`` after an event is screened (findings of screening only).
-AfterScreen = Callable[[ChatEvent, list[Finding], str], Awaitable[None]]
-#: ``(event, findings, report, source)`` after a sampled answer is checked (all its findings).
-AfterCheck = Callable[[ChatEvent, list[Finding], GroundingReport, str], Awaitable[None]]
-
-
-@dataclass
-class WorkerContext:
-    """What a feature module needs to plug into the worker (see ``FEATURES``)."""
-
-    app: faust.App
-    settings: Settings
-    pipeline: Pipeline
-    registry: CollectorRegistry
-    topics: dict[str, Any] = field(default_factory=dict)
-    after_screen: list[AfterScreen] = field(default_factory=list)
-    after_check: list[AfterCheck] = field(default_factory=list)
-
+__all__ = [
+    "WorkerContext",
+    "channel_topics",
+    "consume_batches",
+    "create_app",
+    "kafka_broker_url",
+    "owned_partitions",
+    "serving",
+]
 
 #: Feature modules, each with ``register(ctx: WorkerContext) -> None``: every module in
 #: ``services/streaming/features/``.
 FEATURES: tuple[str, ...] = feature_modules()
 
 log = logging.getLogger("vigil.worker")
+
+
+@dataclass
+class WorkerContext:
+    """What a feature module needs to plug into the worker."""
+
+    app: faust.App
+    settings: Settings
+    flow: Dataflow
+    runner: StreamRunner
+    registry: CollectorRegistry
+    backend: TableBackend
+    #: channel -> topic name (features add theirs).
+    channels: dict[str, str]
+    topics: dict[str, Any] = field(default_factory=dict)
+    #: consumed topic -> its label in ``vigil_consumer_lag_records``.
+    consumed: dict[str, str] = field(default_factory=dict)
+    #: Called after a rebalance or a recovery (caches must be dropped).
+    on_reset: list[Callable[[], None]] = field(default_factory=list)
 
 
 def kafka_broker_url(settings: Settings) -> str:
@@ -81,16 +98,163 @@ def _broker_credentials(settings: Settings) -> Any:
     )
 
 
+def channel_topics(settings: Settings) -> dict[str, str]:
+    """The topics of the dataflow's own channels (features add theirs)."""
+    return {
+        FINDINGS: settings.findings_topic,
+        DLQ: settings.dlq_topic,
+        VERDICTS: settings.verdicts_topic,
+        CHECKS: settings.checks_topic,
+    }
+
+
+def serving(app: Any) -> bool:
+    """Whether the tables are recovered and no rebalance is under way."""
+    if getattr(app, "rebalancing", False) or getattr(app, "in_recovery", False):
+        return False
+    try:
+        return bool(app.tables.recovery.completed.is_set())
+    except AttributeError:
+        return False
+
+
+def owned_partitions(app: Any, topic: str) -> set[int]:
+    """The partitions of ``topic`` this worker holds as active."""
+    try:
+        actives = app.assignor.assigned_actives()
+    except Exception:
+        return set()
+    return {tp.partition for tp in actives if tp.topic == topic}
+
+
+def records_of(app: Any, events: Any) -> list[Record]:
+    """The records of a batch of Faust events, without those of an older generation (taken
+    before a rebalance: their partition may be another worker's now, which replays them)."""
+    generation = getattr(app, "consumer_generation_id", None)
+    out = []
+    for ev in events:
+        msg = ev.message
+        if generation is not None and getattr(msg, "generation_id", generation) != generation:
+            continue
+        value = ev.value if isinstance(ev.value, bytes) else (msg.value or b"")
+        key = ev.key if isinstance(ev.key, bytes) else None
+        out.append(Record(value, key, msg.topic, msg.partition, msg.offset))
+    return out
+
+
+async def consume_batches(
+    app: Any, stream: Any, settings: Settings, handle: Callable[[list[Record]], Awaitable[Any]]
+) -> None:
+    """The loop of every agent: batches of ``stream.take_events`` (acknowledged when ``handle``
+    returns) as records, stale ones dropped."""
+    async for events in stream.take_events(settings.batch_size, within=settings.batch_seconds):
+        records = records_of(app, events)
+        if records:
+            await handle(records)
+
+
+class FaustSender:
+    """``send(emit)`` for the runner: the emit's channel topic, through Faust's producer (so
+    ``exactly_once`` puts it in the partition's transaction)."""
+
+    def __init__(self, app: faust.App, channels: dict[str, str], registry: CollectorRegistry):
+        self.app = app
+        self.channels = channels
+        self.emitted = Counter(
+            "vigil_emitted_records_total",
+            "Records the worker produced, by channel (tombstones included).",
+            ["channel"],
+            registry=registry,
+        )
+        self.failed = Counter(
+            "vigil_emit_failures_total",
+            "Produced records the broker did not acknowledge, by channel.",
+            ["channel"],
+            registry=registry,
+        )
+        self._children: dict[str, Any] = {}
+
+    def _count(self, channel: str) -> Any:
+        child = self._children.get(channel)
+        if child is None:
+            child = self._children[channel] = self.emitted.labels(channel)
+            self.failed.labels(channel)
+        return child
+
+    async def __call__(self, emit: Emit) -> asyncio.Future[Any]:
+        topic = self.channels[emit.channel]
+        fut = await self.app.producer.send(
+            topic, emit.key, encode(emit.value), emit.partition, None, None
+        )
+        self._count(emit.channel).inc()
+        future: asyncio.Future[Any] = asyncio.ensure_future(fut)
+        future.add_done_callback(partial(self._done, emit.channel))
+        return future
+
+    def _done(self, channel: str, fut: asyncio.Future[Any]) -> None:
+        if fut.cancelled() or fut.exception() is None:
+            return
+        self.failed.labels(channel).inc()
+        log.error("a record on %s was not delivered: %s", channel, type(fut.exception()).__name__)
+
+
+class LagCollector(Collector):
+    """``vigil_consumer_lag_records{topic}``: records behind the end of each consumed topic,
+    summed over this worker's partitions (read at scrape time, not per message)."""
+
+    def __init__(self, app: faust.App, topics: dict[str, str]) -> None:
+        self.app = app
+        self.topics = topics  # topic -> label
+
+    def collect(self):  # type: ignore[no-untyped-def]
+        family = GaugeMetricFamily(
+            "vigil_consumer_lag_records",
+            "Records not yet processed by this worker, by consumed topic (its partitions).",
+            labels=["topic"],
+        )
+        lags: dict[str, float] = dict.fromkeys(self.topics.values(), 0.0)
+        try:
+            consumer = self.app.consumer
+            for tp in self.app.assignor.assigned_actives():
+                label = self.topics.get(tp.topic)
+                if label is None:
+                    continue
+                high = consumer.highwater(tp)
+                done = consumer._committed_offset.get(tp)
+                if high is not None and high >= 0:
+                    lags[label] += max(0, high - (done or 0))
+        except Exception:  # a scrape must never fail on a worker that is starting or stopping
+            pass
+        for label, lag in sorted(lags.items()):
+            family.add_metric([label], lag)
+        yield family
+
+    def describe(self):  # type: ignore[no-untyped-def]
+        return [GaugeMetricFamily("vigil_consumer_lag_records", "", labels=["topic"])]
+
+
+def _table_options(settings: Settings) -> dict[str, Any] | None:
+    if settings.store != "rocksdb://":
+        return None
+    return {
+        "write_buffer_size": settings.rocksdb_write_buffer_bytes,
+        "max_write_buffer_number": 2,
+        "block_cache_size": settings.rocksdb_block_cache_bytes,
+        "block_cache_compressed_size": settings.rocksdb_block_cache_bytes // 4,
+    }
+
+
 def create_app(settings: Settings, registry: CollectorRegistry | None = None) -> faust.App:
-    """Build the worker app; ``registry`` gets Faust's and Vigil's metrics, served at /metrics."""
+    """Build the worker app; ``registry`` gets Vigil's metrics, served at ``/metrics``."""
     registry = registry if registry is not None else CollectorRegistry()
-    pipeline = Pipeline(settings, registry)
+    parts = settings.topic_partitions
+    flow = Dataflow(settings, registry, clock="wall", partitions=parts)
     app = faust.App(
         settings.app_id,
         broker=kafka_broker_url(settings),
         broker_credentials=_broker_credentials(settings),
-        store="memory://",
-        topic_partitions=settings.topic_partitions,
+        store=settings.store,
+        topic_partitions=parts,
         topic_replication_factor=settings.topic_replication,
         web_host=settings.web_host,
         web_port=settings.web_port,
@@ -98,126 +262,124 @@ def create_app(settings: Settings, registry: CollectorRegistry | None = None) ->
         datadir=str(settings.data_dir),
         broker_session_timeout=settings.session_timeout_seconds,
         broker_heartbeat_interval=min(3.0, settings.session_timeout_seconds / 3),
+        processing_guarantee=settings.processing_guarantee,
+        table_standby_replicas=settings.standby_replicas,
         producer_acks=-1,
+        producer_linger_ms=5,
         key_serializer="raw",
         value_serializer="raw",
     )
-    setup_prometheus_sensors(app, pattern="/metrics", registry=registry, name_prefix="faust")
-    chat_events = app.topic(settings.input_topic, key_type=bytes, value_type=bytes)
-    findings_topic = app.topic(settings.findings_topic, key_type=bytes, value_type=bytes)
-    dlq_topic = app.topic(settings.dlq_topic, key_type=bytes, value_type=bytes)
-    checks_topic = app.topic(settings.checks_topic, key_type=bytes, value_type=bytes)
-    verdicts_topic = app.topic(settings.verdicts_topic, key_type=bytes, value_type=bytes)
-    jconf = judge_config(settings)
-    ctx = WorkerContext(app, settings, pipeline, registry)
-    memory = app.Table(
-        MEMORY_TABLE,
+    state_table = app.Table(
+        STATE_TABLE,
         default=None,
-        partitions=settings.topic_partitions,
-        key_type=str,
-        # Values are plain JSON dicts. Not ``value_type=dict``: Faust decodes a non-model type
-        # with ``typ.from_data`` on changelog recovery, which dict lacks, so a restarted worker
-        # would never finish recovering. ``None`` means JSON, returned as the dict it was.
-        value_type=None,
-        help="Keyed hashes of values users gave in their own turns, per conversation.",
+        partitions=parts,
+        key_type=bytes,
+        value_type=bytes,
+        options=_table_options(settings),
+        help="Every stage's keyed state, under <partition>|<kind>|<key>.",
     )
+    backend = TableBackend(state_table)
+    states = FaustStates(backend, flow.specs)
+    channels = channel_topics(settings)
+    chat_events = app.topic(settings.input_topic, key_type=bytes, value_type=bytes)
+    checks_topic = app.topic(settings.checks_topic, key_type=bytes, value_type=bytes)
+    jconf = judge_config(settings)
+    sender = FaustSender(app, channels, registry)
+    runner = StreamRunner(
+        flow,
+        states,
+        sender,
+        deferred=jconf is not None,
+        keep_bytes=settings.dead_letter_keep_bytes,
+    )
+    ctx = WorkerContext(app, settings, flow, runner, registry, backend, channels)
+    ctx.topics.update(input=chat_events, checks=checks_topic)
+    ctx.consumed[settings.input_topic] = "input"
 
-    @app.agent(chat_events, concurrency=1)
+    @app.agent(chat_events, name="vigil.screen", concurrency=1)
     async def screen_events(stream: faust.StreamT[bytes]) -> None:
-        async for ev in stream.events():
-            msg = ev.message
-            raw = ev.value if isinstance(ev.value, bytes) else b""
-            source = f"{msg.topic}/{msg.partition}/{msg.offset}"
-            key = ev.key if isinstance(ev.key, bytes) else None
-            try:
-                decoded = pipeline.decode(raw, source)
-                if isinstance(decoded, DeadLetter):
-                    pipeline.reject(decoded)
-                    await dlq_topic.send(key=key, value=decoded.model_dump_json().encode())
-                    continue
-                cid = decoded.conversation_id
-                stored = memory.get(cid)
-                before = ConversationMemory.model_validate(stored) if stored else None
-                out = pipeline.screen(decoded, before)
-                if out.memory is not None and out.memory is not before:
-                    memory[cid] = out.memory.model_dump()
-                for finding in out.findings:
-                    await findings_topic.send(
-                        key=cid.encode(), value=finding.model_dump_json().encode()
-                    )
-                for hook in ctx.after_screen:
-                    await hook(decoded, out.findings, source)
-                decision = pipeline.decide(decoded, out.findings)
-                if decision is not None and decision.sampled:
-                    request = CheckRequest(event=decoded, decision=decision, findings=out.findings)
-                    await checks_topic.send(
-                        key=cid.encode(), value=request.model_dump_json().encode()
-                    )
-            except Exception as exc:  # a bug must not stop the worker nor lose the message
-                log.error("processing failed at %s: %s", source, type(exc).__name__)
-                dl = dead_letter(
-                    raw,
-                    "processing_error",
-                    f"{type(exc).__name__} while screening",
-                    source,
-                    settings.dead_letter_keep_bytes,
-                )
-                pipeline.reject(dl)
-                await dlq_topic.send(key=key, value=dl.model_dump_json().encode())
+        await consume_batches(app, stream, settings, runner.screen)
 
-    @app.agent(checks_topic, concurrency=settings.check_concurrency)
-    async def check_answers(stream: faust.StreamT[bytes]) -> None:
-        """Claim checks of sampled answers, apart from screening so a slow judge never stalls it.
+    if jconf is not None:
+        ctx.consumed[settings.checks_topic] = "checks"
 
-        The judge client lives as long as the agent: its cache and circuit breaker carry over.
-        """
-        judge = Judge(jconf, metrics=pipeline.metrics.judge) if jconf is not None else None
-        async for ev in stream.events():
-            msg = ev.message
-            raw = ev.value if isinstance(ev.value, bytes) else b""
-            source = f"{msg.topic}/{msg.partition}/{msg.offset}"
-            key = ev.key if isinstance(ev.key, bytes) else None
-            try:
-                request = CheckRequest.model_validate_json(raw)
-                labels: dict[str, JudgeLabel] | None = None
-                if judge is not None:
-                    asks = pipeline.checker.judge_requests(request.event)
-                    results = await judge.judge_all(asks)
-                    labels = {a.hypothesis: r.label for a, r in zip(asks, results, strict=True)}
-                checked = pipeline.check(request.event, request.decision, labels, request.findings)
-                cid = request.event.conversation_id.encode()
-                await verdicts_topic.send(key=cid, value=checked.report.model_dump_json().encode())
-                for finding in checked.findings:
-                    await findings_topic.send(key=cid, value=finding.model_dump_json().encode())
-                every = [*request.findings, *checked.findings]
-                for check_hook in ctx.after_check:
-                    await check_hook(request.event, every, checked.report, source)
-            except Exception as exc:  # as in screening: count it, keep the bytes, keep going
-                log.error("claim check failed at %s: %s", source, type(exc).__name__)
-                dl = dead_letter(
-                    raw,
-                    "processing_error",
-                    f"{type(exc).__name__} while checking claims",
-                    source,
-                    settings.dead_letter_keep_bytes,
-                )
-                pipeline.reject(dl)
-                await dlq_topic.send(key=key, value=dl.model_dump_json().encode())
+        @app.agent(checks_topic, name="vigil.check", concurrency=1)
+        async def check_answers(stream: faust.StreamT[bytes]) -> None:
+            """Claim checks of sampled answers, apart from screening so a slow judge never
+            stalls it. The judge client lives as long as the agent (cache, circuit breaker)."""
+            assert jconf is not None
+            async with Judge(jconf, metrics=flow.pipeline.metrics.judge) as judge:
+                runner.judge = judge
+                await consume_batches(app, stream, settings, runner.check)
+
+    expired = Counter(
+        "vigil_state_expired_total",
+        "Keys deleted from the worker's state by age or over the bound, by kind.",
+        ["kind"],
+        registry=registry,
+    )
+    for kind in flow.specs:
+        expired.labels(kind)
+
+    @app.timer(settings.state_sweep_seconds, name="vigil.state.sweep")
+    async def sweep_state() -> None:
+        if not serving(app):
+            return
+        try:
+            partitions = owned_partitions(app, state_table.changelog_topic.get_topic_name())
+            for kind, n in runner.sweep(sorted(partitions)).items():
+                expired.labels(kind).inc(n)
+        except Exception as exc:  # the timer must live on
+            runner.errors.error("sweep", "state sweep failed: %s", type(exc).__name__, exc=exc)
+
+    def reset() -> None:
+        runner.reset()
+        for hook in ctx.on_reset:
+            hook()
+
+    async def recovered() -> None:
+        reset()
+
+    state_table.on_recover(recovered)
 
     @app.page("/healthz")
     async def healthz(self: faust.web.View, request: faust.web.Request) -> faust.web.Response:
-        return self.json({"status": "ok", "rules": len(pipeline.engine.rules)})
+        return self.json(
+            {
+                "status": "ok" if serving(app) else "starting",
+                "rules": len(flow.pipeline.engine.rules),
+                "partitions": sorted(owned_partitions(app, settings.input_topic)),
+            }
+        )
 
-    # Handles for tests (agent.test_context()) and for the web views of later stages.
-    app.vigil_pipeline = pipeline  # type: ignore[attr-defined]
-    app.vigil_agent = screen_events  # type: ignore[attr-defined]
-    app.vigil_check_agent = check_answers  # type: ignore[attr-defined]
-    ctx.topics.update(
-        findings=findings_topic, dlq=dlq_topic, checks=checks_topic, verdicts=verdicts_topic
-    )
+    if settings.faust_metrics:
+        setup_prometheus_sensors(app, pattern="/metrics", registry=registry, name_prefix="faust")
+    else:
+
+        @app.page("/metrics")
+        async def metrics(self: faust.web.View, request: faust.web.Request) -> faust.web.Response:
+            return self.bytes(generate_latest(registry), content_type="text/plain; version=0.0.4")
+
     for name in FEATURES:
         importlib.import_module(name).register(ctx)
-    app.vigil_topics = ctx.topics  # type: ignore[attr-defined]
+    registry.register(LagCollector(app, ctx.consumed))
+
+    @app.task
+    async def declare_outputs() -> None:
+        """Create the produced-only topics (consumed ones Faust declares itself)."""
+        for channel, name in ctx.channels.items():
+            topic = ctx.topics.get(channel) or app.topic(name, key_type=bytes, value_type=bytes)
+            try:
+                await topic.maybe_declare()
+            except Exception as exc:
+                log.warning("could not declare %s: %s", name, type(exc).__name__)
+
+    # Handles for tests and for the web views of the features.
+    app.vigil_flow = flow  # type: ignore[attr-defined]
+    app.vigil_pipeline = flow.pipeline  # type: ignore[attr-defined]
+    app.vigil_runner = runner  # type: ignore[attr-defined]
+    app.vigil_agent = screen_events  # type: ignore[attr-defined]
     app.vigil_context = ctx  # type: ignore[attr-defined]
-    app.vigil_memory = memory  # type: ignore[attr-defined]
+    app.vigil_state = state_table  # type: ignore[attr-defined]
+    app.vigil_started = time.time()  # type: ignore[attr-defined]
     return app

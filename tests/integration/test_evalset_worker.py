@@ -42,7 +42,7 @@ from services.evalsets.sampler import summary_from_event
 from services.evalsets.settings import EvalsetSettings
 from services.evalsets.streaming import Decision, SampleIn, SamplerCore, partition_for
 from services.pipeline import Pipeline
-from services.screening import MemoryStore
+from services.screening import ConversationMemory
 from services.settings import Settings
 from tests.support.chat_events import generate_events, write_jsonl
 from tests.support.kafka_io import TopicReader, events_total, produce
@@ -83,7 +83,7 @@ class Expected:
     def __init__(self, events: list[dict[str, Any]], es: EvalsetSettings) -> None:
         settings = Settings()
         pipe = Pipeline(settings)
-        store = MemoryStore(settings.memory_limits)
+        store: dict[str, ConversationMemory] = {}
         self.collector = EvalsetCollector(es.config(), es.secret)
         self.line_event: dict[int, str] = {}
         #: Every message the worker's hooks send to the sampler, in stream order.
@@ -94,7 +94,7 @@ class Expected:
             self.line_event[number] = event.event_id
             out = pipe.screen(event, store.get(event.conversation_id))
             if out.memory is not None:
-                store.put(event.conversation_id, out.memory)
+                store[event.conversation_id] = out.memory
             findings: list[Finding] = list(out.findings)
             decision = pipe.decide(event, out.findings)
             report: GroundingReport | None = None
@@ -107,7 +107,7 @@ class Expected:
                 self.samples.append(self._sample(event, findings, part, "done"))
             self.collector.observe(event, findings, FileSource(file="whole", line=number), report)
         self.collector.close_all()
-        sampler = self.collector.sampler
+        sampler = self.collector.sampler.sampler
         self.bounded = [
             f"{p}/{key}"
             for p in sampler.periods()
@@ -192,9 +192,8 @@ def test_killed_worker_is_replaced_and_the_sample_has_no_duplicates_or_gaps(
     events, expected = stream
     assert len(expected.active) > 60 and len(expected.retired) > 30
     assert expected.bounded == [], "a stratum outgrew its reserve: order would matter"
-    population = sum(
-        s.population for p in DAYS[1:] for s in expected.collector.sampler.state(p).strata.values()
-    )
+    sampler = expected.collector.sampler.sampler
+    population = sum(s.population for p in DAYS[1:] for s in sampler.state(p).strata.values())
     assert population > 2 * len(expected.active), "the sample must leave conversations out"
 
     a, b = len(events) // 2, len(events) * 7 // 10
@@ -323,7 +322,7 @@ def _history(stack: VigilStack, expected: Expected, keys: list[str], records: li
     lines = []
     for key in keys[:5]:
         period, cid = key.split(":", 1)
-        record = expected.collector.sampler.members.get(member_key(period, cid))
+        record = expected.collector.sampler.sampler.members.get(member_key(period, cid))
         lines.append(f"{key}: scan member {record}")
         for r in reader.records:
             d = Decision.model_validate_json(r.value)

@@ -27,7 +27,7 @@ from services.evalsets.sampler import (
 )
 from services.pipeline import Pipeline
 from services.scan import iter_lines
-from services.screening import MemoryStore
+from services.screening import ConversationMemory
 from services.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,7 +39,7 @@ MASKED = {"pii", "secret", "prompt_leak"}
 def scanned(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str], EvalsetCollector]:
     settings = Settings()
     pipe = Pipeline(settings)
-    store = MemoryStore(settings.memory_limits)
+    store: dict[str, ConversationMemory] = {}
     config = EvalsetConfig(capacities={"unflagged": 8, "medical": 4, "pii": 4})
     collector = EvalsetCollector(config, b"example-secret")
     raw_values: list[str] = []
@@ -52,7 +52,7 @@ def scanned(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str], 
                 continue
             out = pipe.screen(event, store.get(event.conversation_id))
             if out.memory is not None:
-                store.put(event.conversation_id, out.memory)
+                store[event.conversation_id] = out.memory
             findings: list[Finding] = list(out.findings)
             decision = pipe.decide(event, out.findings)
             report = None
@@ -114,7 +114,7 @@ def test_state_in_a_raw_table_gives_the_same_sample(
         states=ModelMapping(raw_states, PeriodState),
         members=ModelMapping(raw_members, MemberRecord),
     )
-    for key, record in collector.sampler.members.items():
+    for key, record in collector.sampler.sampler.members.items():
         period, conv = key.split("|", 1)
         twin.add(
             ConversationSummary(

@@ -1,27 +1,51 @@
-"""The Faust agent, driven with ``agent.test_context()`` and a memory store (no broker)."""
+"""The worker's runner of the dataflow, broker-free: batches of records in, a list of emits out.
+
+``StreamRunner`` is what the Faust agents call with each batch; here it gets in-memory stores
+and a list sink, as quix-streams tests its operators. A last test builds the Faust app itself.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
-from unittest.mock import AsyncMock
+from typing import Any
 
 from prometheus_client import CollectorRegistry
 
 from schemas import DeadLetter, Finding, GroundingReport
 from services.checking import CheckRequest
+from services.dataflow.flow import CHECKS, DLQ, FINDINGS, VERDICTS, Dataflow
+from services.dataflow.records import Emit, encode
+from services.evalsets.core import SAMPLES
 from services.settings import Settings
-from services.streaming.app import create_app
+from services.streaming.runner import MemoryStates, Record, StreamRunner
 
 PACK = Path(__file__).parent.parent / "data" / "mini-pack.yaml"
 
 
-def _event(turn: int, role: str, content: str) -> bytes:
+class ListSink:
+    """``send`` for the runner: every emit in a list, delivered at once."""
+
+    def __init__(self) -> None:
+        self.emits: list[Emit] = []
+
+    async def __call__(self, emit: Emit) -> asyncio.Future[Any]:
+        self.emits.append(emit)
+        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        fut.set_result(None)
+        return fut
+
+    def values(self, channel: str) -> list[bytes]:
+        return [v for e in self.emits if e.channel == channel and (v := encode(e.value))]
+
+
+def _event(turn: int, role: str, content: str, cid: str = "c1") -> bytes:
     return json.dumps(
         {
             "schema_version": 1,
-            "event_id": f"e{turn}",
-            "conversation_id": "c1",
+            "event_id": f"{cid}-e{turn}",
+            "conversation_id": cid,
             "turn_index": turn,
             "timestamp": "2026-11-02T10:00:00Z",
             "role": role,
@@ -30,50 +54,88 @@ def _event(turn: int, role: str, content: str) -> bytes:
     ).encode()
 
 
-async def test_agent_screens_remembers_and_dead_letters(tmp_path: Path) -> None:
+def _records(*values: bytes, partition: int = 0) -> list[Record]:
+    return [Record(v, b"c1", "chat.events", partition, i) for i, v in enumerate(values)]
+
+
+def _runner(tmp_path: Path, *, deferred: bool) -> tuple[StreamRunner, ListSink, CollectorRegistry]:
     registry = CollectorRegistry()
-    app = create_app(Settings(rules_dir=PACK, data_dir=tmp_path, web_port=6199), registry)
-    findings_send = app.vigil_topics["findings"].send = AsyncMock()
-    dlq_send = app.vigil_topics["dlq"].send = AsyncMock()
-    checks_send = app.vigil_topics["checks"].send = AsyncMock()
-    async with app.vigil_agent.test_context() as agent:
-        await agent.put(_event(0, "user", "I am anna@example.nl"), key=b"c1")
-        await agent.put(
-            _event(1, "assistant", "Hi ANNA@example.nl, bob@example.com says hi"), key=b"c1"
+    settings = Settings(rules_dir=PACK, data_dir=tmp_path, store="memory://")
+    flow = Dataflow(settings, registry, clock="wall", partitions=1)
+    sink = ListSink()
+    runner = StreamRunner(flow, MemoryStates(flow), sink, deferred=deferred, clock=lambda: 1.8e9)
+    return runner, sink, registry
+
+
+async def test_a_batch_is_screened_checked_and_dead_lettered(tmp_path: Path) -> None:
+    runner, sink, registry = _runner(tmp_path, deferred=False)
+    await runner.screen(
+        _records(
+            _event(0, "user", "I am anna@example.nl"),
+            _event(1, "assistant", "Hi ANNA@example.nl, bob@example.com says hi"),
+            b"\xff not utf-8",
         )
-        await agent.put(b"\xff not utf-8", key=b"c1")
-    sent = [Finding.model_validate_json(c.kwargs["value"]) for c in findings_send.call_args_list]
-    assert [(f.event_id, f.direction) for f in sent] == [
-        ("e0", "input"),
-        ("e1", "echo"),
-        ("e1", "leak"),
+    )
+    found = [Finding.model_validate_json(v) for v in sink.values(FINDINGS)]
+    assert [(f.event_id, f.direction) for f in found] == [
+        ("c1-e0", "input"),
+        ("c1-e1", "echo"),
+        ("c1-e1", "leak"),
     ]
-    assert all(c.kwargs["key"] == b"c1" for c in findings_send.call_args_list)
-    (dead_call,) = dlq_send.call_args_list
-    dead = DeadLetter.model_validate_json(dead_call.kwargs["value"])
-    assert dead.reason == "bad_utf8" and dead.source.startswith("chat.events/")
-    assert "anna" not in json.dumps(dict(app.vigil_memory))
+    assert all(e.key == b"c1" for e in sink.emits if e.channel == FINDINGS)
+    (dead,) = [DeadLetter.model_validate_json(v) for v in sink.values(DLQ)]
+    assert dead.reason == "bad_utf8" and dead.source == "chat.events/0/2"
+    # The answer has high-severity findings: always checked, inline without a judge.
+    (report,) = [GroundingReport.model_validate_json(v) for v in sink.values(VERDICTS)]
+    assert report.event_id == "c1-e1" and report.inclusion_probability == 1.0
+    assert "bob@example.com" not in sink.values(VERDICTS)[0].decode()
+    memory = runner.states.store("memory", 0)
+    assert "anna" not in b"".join(memory[k] for k in memory).decode()
+    assert sink.values(SAMPLES), "the eval-set sampler hears of the conversation"
     get = registry.get_sample_value
     assert get("vigil_events_total", {"role": "user", "tenant": "none"}) == 1
     assert get("vigil_invalid_events_total", {"reason": "bad_utf8"}) == 1
     labels = {"rule": "pii.email", "category": "pii", "severity": "high", "direction": "leak"}
     assert get("vigil_findings_total", labels) == 1
-    # the answer has high-severity findings: always checked, handed to the claim-check agent
-    (check_call,) = checks_send.call_args_list
-    request = CheckRequest.model_validate_json(check_call.kwargs["value"])
-    assert request.event.event_id == "e1" and request.decision.stratum == "always"
-    assert get("vigil_answers_by_stratum_total", {"stratum": "always"}) == 1
-
-    verdicts_send = app.vigil_topics["verdicts"].send = AsyncMock()
-    findings_send.reset_mock()
-    async with app.vigil_check_agent.test_context() as checker:
-        await checker.put(check_call.kwargs["value"], key=b"c1")
-        await checker.put(b"not a check request", key=b"c1")
-    (verdict_call,) = verdicts_send.call_args_list
-    report = GroundingReport.model_validate_json(verdict_call.kwargs["value"])
-    assert report.event_id == "e1" and report.inclusion_probability == 1.0
-    assert "bob@example.com" not in verdict_call.kwargs["value"].decode()
     assert get("vigil_sampled_checks_total", {"stratum": "always"}) == 1
-    assert DeadLetter.model_validate_json(dlq_send.call_args_list[-1].kwargs["value"]).reason == (
-        "processing_error"
+
+
+async def test_redelivered_batch_keeps_memory_and_counts_idempotent(tmp_path: Path) -> None:
+    runner, _, _ = _runner(tmp_path, deferred=False)
+    batch = _records(_event(0, "user", "I am anna@example.nl"))
+    await runner.screen(batch)
+    before = dict(runner.states.store("memory", 0).items())
+    await runner.screen(batch)  # at least once: the same offsets again
+    assert dict(runner.states.store("memory", 0).items()) == before
+    counts = runner.states.store("alerts-window-counts", 0)
+    (value,) = [json.loads(counts[k]) for k in counts]
+    assert sum(w["m"][m] for w in value["w"].values() for m in w["m"]) == 1
+
+
+async def test_deferred_checks_go_through_the_checks_channel(tmp_path: Path) -> None:
+    runner, sink, _ = _runner(tmp_path, deferred=True)
+    await runner.screen(_records(_event(0, "assistant", "Mail bob@example.com now")))
+    (raw,) = sink.values(CHECKS)
+    request = CheckRequest.model_validate_json(raw)
+    assert request.decision.stratum == "always" and not sink.values(VERDICTS)
+    sink.emits.clear()
+    await runner.check(
+        [Record(raw, b"c1", "vigil.checks", 0, 0), Record(b"junk", b"c1", "vigil.checks", 0, 1)]
     )
+    (report,) = [GroundingReport.model_validate_json(v) for v in sink.values(VERDICTS)]
+    assert report.event_id == "c1-e0"
+    (dead,) = [DeadLetter.model_validate_json(v) for v in sink.values(DLQ)]
+    assert dead.reason == "processing_error" and dead.source == "vigil.checks/0/1"
+
+
+def test_the_faust_app_builds_with_its_agents_and_pages(tmp_path: Path) -> None:
+    from services.streaming.app import create_app
+
+    app = create_app(
+        Settings(rules_dir=PACK, data_dir=tmp_path, web_port=6199, store="memory://"),
+        CollectorRegistry(),
+    )
+    agents = {a.name for a in app.agents.values()}
+    assert {"vigil.screen", "vigil.evalset.sampler", "vigil.alerting.detect"} <= agents
+    assert "vigil.check" not in agents  # no judge: the check runs inline
+    assert app.vigil_state.name == "state"

@@ -1,0 +1,440 @@
+"""The worker's runner of the dataflow: batches of Kafka records in, emits out (no Faust here).
+
+The Faust agents (``services/streaming/app.py``) hand each batch they take from a topic to a
+method of :class:`StreamRunner`; the runner threads every record through
+:class:`~services.dataflow.flow.Dataflow` with the state of the record's partition, flushes the
+state once per batch, and hands the batch's emits to ``send`` (the Faust producer in the worker,
+a list in unit tests) without waiting for each record. Only a step with a follow-up
+(:class:`~services.dataflow.records.Effects` ``then``: archive, then delete) waits for the
+broker's acknowledgement of its records before the follow-up runs.
+
+At least once: the batch's offsets are acknowledged to Faust only after this returns, and Faust
+commits them only after the producer has flushed, so a crash replays the batch; every stage is
+idempotent per event (keyed by event id and offset). A record that fails in a stage becomes a
+``processing_error`` dead letter; the batch goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import time
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from schemas.evalset import KafkaSource
+from schemas.review import ReviewLabel
+from schemas.verdicts import JudgeLabel
+from services.alerting.core import JsonView
+from services.checking import CheckRequest
+from services.dataflow.flow import DLQ, Dataflow, PartitionState, Source, Step
+from services.dataflow.records import Effects, Emit
+from services.dataflow.state import KeyedStore, MemoryStore
+from services.evalsets.streaming import Decision, SampleIn, SamplerCore
+from services.ingest import dead_letter
+from services.judge import Judge
+from services.review.core import ReviewOutcome, ReviewState
+
+__all__ = ["MemoryStates", "Record", "Send", "States", "StreamRunner"]
+
+log = logging.getLogger("vigil.worker")
+
+#: ``send(emit)`` queues one record and returns the future of its delivery.
+Send = Callable[[Emit], Awaitable["asyncio.Future[Any]"]]
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One consumed Kafka record."""
+
+    value: bytes
+    key: bytes | None
+    topic: str
+    partition: int
+    offset: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.topic}/{self.partition}/{self.offset}"
+
+    def source(self) -> Source:
+        ref = KafkaSource(topic=self.topic, partition=self.partition, offset=self.offset)
+        return Source(self.label, self.partition, self.offset, ref, self.key)
+
+
+class States(Protocol):
+    """The stores of each partition: one :class:`KeyedStore` per (kind, partition)."""
+
+    def store(self, kind: str, partition: int) -> KeyedStore: ...
+
+    def forget(self) -> None:
+        """Drop stores held for partitions (after a rebalance)."""
+
+
+class MemoryStates:
+    """:class:`States` in memory (unit tests and single-process use)."""
+
+    def __init__(self, flow: Dataflow) -> None:
+        self.flow = flow
+        self._stores: dict[tuple[str, int], KeyedStore] = {}
+
+    def store(self, kind: str, partition: int) -> KeyedStore:
+        key = (kind, partition)
+        found = self._stores.get(key)
+        if found is None:
+            found = self._stores[key] = MemoryStore(self.flow.specs[kind])
+        return found
+
+    def forget(self) -> None:
+        """Memory stores are the state itself: nothing to drop."""
+
+
+class _RateLimited:
+    """At most one log line per ``every`` seconds per key; the rest are counted."""
+
+    def __init__(self, every: float = 10.0) -> None:
+        self.every = every
+        self._last: dict[str, float] = {}
+        self._suppressed: dict[str, int] = {}
+
+    def error(self, key: str, msg: str, *args: Any, exc: BaseException | None = None) -> None:
+        now = time.monotonic()
+        if now - self._last.get(key, -1e9) < self.every:
+            self._suppressed[key] = self._suppressed.get(key, 0) + 1
+            return
+        skipped = self._suppressed.pop(key, 0)
+        self._last[key] = now
+        suffix = f" ({skipped} more like it not logged)" if skipped else ""
+        log.error(msg + suffix, *args, exc_info=exc)
+
+
+class StreamRunner:
+    """The dataflow over batches of records (see the module docstring).
+
+    ``deferred``: sampled answers go to the claim-check agent (a judge is configured).
+    ``on_review``: called with each review outcome (the worker's review metrics).
+    """
+
+    def __init__(
+        self,
+        flow: Dataflow,
+        states: States,
+        send: Send,
+        *,
+        deferred: bool = False,
+        judge: Judge | None = None,
+        on_review: Callable[[ReviewOutcome], None] | None = None,
+        clock: Callable[[], float] = time.time,
+        keep_bytes: int = 4096,
+    ) -> None:
+        self.flow = flow
+        self.states = states
+        self.send = send
+        self.deferred = deferred
+        self.judge = judge
+        self.on_review = on_review
+        self.clock = clock
+        self.keep_bytes = keep_bytes
+        self.errors = _RateLimited()
+        self._partitions: dict[int, PartitionState] = {}
+        self._sampler: SamplerCore | None = None
+        #: Monotonic time of the last re-send of every selection (``-inf``: at the next tick).
+        self.last_resync = -math.inf
+        #: Called with the periods each sampler tick closed and retired.
+        self.on_periods: Callable[[list[str], list[str]], None] | None = None
+
+    # ------------------------------------------------------------------ state
+
+    def partition_state(self, partition: int) -> PartitionState:
+        found = self._partitions.get(partition)
+        if found is None:
+            s = self.states.store
+            specs = self.flow.specs
+            found = PartitionState(
+                memory=s("memory", partition),
+                review=ReviewState(
+                    items=s("review-items", partition),
+                    context=s("review-context", partition),
+                    caps=s("review-caps", partition),
+                ),
+                cases=s("evalset-cases", partition) if "evalset-cases" in specs else None,
+                counts=(
+                    s("alerts-window-counts", partition)
+                    if "alerts-window-counts" in specs
+                    else None
+                ),
+            )
+            self._partitions[partition] = found
+        return found
+
+    @property
+    def sampler(self) -> SamplerCore:
+        """The stream's one eval-set sampler (its state on partition 0)."""
+        core = self.flow.evalsets
+        if core is None:
+            raise RuntimeError("evaluation sets are disabled")
+        if self._sampler is None:
+            self._sampler = core.new_sampler(
+                self.states.store("evalset-sampler", 0), now=time.monotonic()
+            )
+        return self._sampler
+
+    def detector_store(self) -> JsonView:
+        return JsonView(self.states.store("alerts-detector", 0))
+
+    def reset(self) -> None:
+        """After a rebalance or a recovery: drop everything cached from the stores."""
+        for st in self._partitions.values():
+            for store in st.stores():
+                discard = getattr(store, "discard", None)
+                if discard is not None:
+                    discard()
+        self._partitions.clear()
+        self.states.forget()
+        self.flow.reset()
+        if self._sampler is not None:
+            self._sampler.invalidate()
+            self._sampler = None
+
+    def flush(self, states: Iterable[PartitionState] = ()) -> None:
+        """Write what the stages hold, then every buffered store write."""
+        self.flow.flush()
+        for st in states:
+            for store in st.stores():
+                store.flush()
+
+    def _stamp(self, now: float, partitions: Iterable[int]) -> list[PartitionState]:
+        touched = []
+        for p in partitions:
+            st = self.partition_state(p)
+            st.set_clock(now)
+            touched.append(st)
+        return touched
+
+    # ------------------------------------------------------------------ delivery
+
+    async def deliver(self, effects: Effects) -> None:
+        """Send the emits; run the follow-up once they are all acknowledged."""
+        pending: Effects | None = effects
+        while pending is not None:
+            futures = [await self.send(e) for e in pending.emits]
+            if pending.then is None:
+                return
+            if futures:
+                await asyncio.gather(*futures)
+            pending = pending.then()
+            self.flush_stores_of(pending)
+
+    def flush_stores_of(self, _: Effects | None) -> None:
+        """Follow-ups write state outside a batch: flush every store that was touched."""
+        for st in self._partitions.values():
+            for store in st.stores():
+                store.flush()
+        if self._sampler is not None:
+            self.states.store("evalset-sampler", 0).flush()
+
+    def _dead(self, record: Record, stage: str, exc: BaseException) -> Step:
+        self.errors.error(
+            f"{stage}:{type(exc).__name__}",
+            "%s failed at %s: %s",
+            stage,
+            record.label,
+            type(exc).__name__,
+            exc=exc,
+        )
+        dl = dead_letter(
+            record.value,
+            "processing_error",
+            f"{type(exc).__name__} while {stage}",
+            record.label,
+            self.keep_bytes,
+        )
+        self.flow.pipeline.reject(dl)
+        return Step([Emit(DLQ, record.key, dl)], dead_letter=dl)
+
+    def _observed(self, step: Step) -> None:
+        if self.on_review is not None:
+            for outcome in step.review:
+                self.on_review(outcome)
+
+    # ------------------------------------------------------------------ agents
+
+    async def screen(self, records: Sequence[Record]) -> list[Step]:
+        """A batch of ``chat.events`` records: every stage (the check inline unless deferred)."""
+        now = self.clock()
+        touched = self._stamp(now, {r.partition for r in records})
+        steps: list[Step] = []
+        for record in records:
+            st = self.partition_state(record.partition)
+            try:
+                if self.deferred:
+                    step = self.flow.screen_deferred(record.value, record.source(), st, now=now)
+                else:
+                    step = self.flow.process(record.value, record.source(), st, now=now)
+            except Exception as exc:  # a bug must not stop the worker nor lose the message
+                step = self._dead(record, "screening", exc)
+            self._observed(step)
+            steps.append(step)
+        self.flush(touched)
+        await self.deliver(Effects([e for s in steps for e in s.emits]))
+        return steps
+
+    async def check(self, records: Sequence[Record]) -> list[Step]:
+        """A batch of claim-check requests (deferred mode): ask the judge about all of them at
+        once (its concurrency cap applies), then check each answer."""
+        requests: list[tuple[Record, CheckRequest | None]] = []
+        for record in records:
+            try:
+                requests.append((record, CheckRequest.model_validate_json(record.value)))
+            except ValueError:
+                requests.append((record, None))
+        labels = await self._judge([r for _, r in requests if r is not None])
+        now = self.clock()
+        touched = self._stamp(now, {r.partition for r in records})
+        steps: list[Step] = []
+        for record, request in requests:
+            st = self.partition_state(record.partition)
+            try:
+                if request is None:
+                    raise ValueError("not a check request")
+                got = labels.get(request.event.event_id)
+                step = self.flow.check_deferred(request, record.source(), st, now=now, judge=got)
+            except Exception as exc:
+                step = self._dead(record, "checking claims", exc)
+            self._observed(step)
+            steps.append(step)
+        self.flush(touched)
+        await self.deliver(Effects([e for s in steps for e in s.emits]))
+        return steps
+
+    async def _judge(self, requests: list[CheckRequest]) -> dict[str, dict[str, JudgeLabel]]:
+        if self.judge is None or not requests:
+            return {}
+        asks = [(r.event.event_id, q) for r in requests for q in self.flow.judge_requests(r.event)]
+        results = await self.judge.judge_all([q for _, q in asks])
+        out: dict[str, dict[str, JudgeLabel]] = {}
+        for (event_id, q), res in zip(asks, results, strict=True):
+            out.setdefault(event_id, {})[q.hypothesis] = res.label
+        return out
+
+    async def samples(self, records: Sequence[Record]) -> int:
+        """A batch of the eval-set sampler's input (partition 0): summaries and ticks. Returns
+        how many summaries were folded in."""
+        core = self.flow.evalsets
+        if core is None:
+            return 0
+        sampler = self.sampler
+        store = self.states.store("evalset-sampler", 0)
+        store.now = self.clock()
+        effects = Effects()
+        folded = 0
+        for record in records:
+            try:
+                msg = SampleIn.model_validate_json(record.value)
+            except ValueError:
+                self.errors.error("sampler:parse", "evaluation-set sampler: not a sample message")
+                continue
+            try:
+                if msg.kind == "tick":
+                    store.flush()
+                    await self.deliver(effects)
+                    effects = Effects()
+                    await self.tick_sampler()
+                    continue
+                effects.emits += core.on_sample(
+                    sampler, msg, wall=time.time(), mono=time.monotonic()
+                )
+                folded += 1
+            except Exception as exc:
+                sampler.invalidate()
+                store.discard()  # type: ignore[attr-defined]
+                self.errors.error(
+                    f"sampler:{type(exc).__name__}", "evaluation-set sampler failed", exc=exc
+                )
+        store.flush()
+        await self.deliver(effects)
+        return folded
+
+    async def tick_sampler(self) -> tuple[list[str], list[str]]:
+        core = self.flow.evalsets
+        if core is None:
+            return [], []
+        mono = time.monotonic()
+        due = mono - self.last_resync >= core.es.resync_seconds
+        effects, closed, retired = core.on_tick(
+            self.sampler, wall=time.time(), mono=mono, resync=due
+        )
+        self.states.store("evalset-sampler", 0).flush()
+        await self.deliver(effects)
+        if due:
+            self.last_resync = mono
+        if self.on_periods is not None and (closed or retired):
+            self.on_periods(closed, retired)
+        return closed, retired
+
+    async def decisions(self, records: Sequence[Record]) -> None:
+        """A batch of the sampler's decisions, each for the partition it was sent to."""
+        core = self.flow.evalsets
+        if core is None:
+            return
+        touched = self._stamp(self.clock(), {r.partition for r in records})
+        for record in records:
+            try:
+                decision = Decision.model_validate_json(record.value)
+                cases = self.partition_state(record.partition).cases
+                assert cases is not None
+                effects = core.on_decision(record.partition, decision, cases)
+            except Exception as exc:
+                self.errors.error(
+                    f"cases:{type(exc).__name__}",
+                    "evaluation-set decision failed at %s",
+                    record.label,
+                    exc=exc,
+                )
+                continue
+            self.flush(touched)
+            await self.deliver(effects)
+        self.flush(touched)
+
+    async def labels(self, records: Sequence[Record]) -> None:
+        """A batch of reviewers' labels: joined to the cases of their conversations."""
+        core = self.flow.evalsets
+        if core is None:
+            return
+        touched = self._stamp(self.clock(), {r.partition for r in records})
+        emits: list[Emit] = []
+        for record in records:
+            try:
+                review = ReviewLabel.model_validate_json(record.value)
+                cases = self.partition_state(record.partition).cases
+                assert cases is not None
+                emits += core.on_label(record.partition, review, cases)
+            except Exception as exc:
+                self.errors.error(
+                    f"labels:{type(exc).__name__}",
+                    "evaluation-set label failed at %s",
+                    record.label,
+                    exc=exc,
+                )
+        self.flush(touched)
+        await self.deliver(Effects(emits))
+
+    # ------------------------------------------------------------------ timers
+
+    def sweep(self, partitions: Iterable[int], now: float | None = None) -> dict[str, int]:
+        """Expire the state of ``partitions``; how many keys each kind lost."""
+        now = self.clock() if now is None else now
+        dropped: dict[str, int] = {}
+        for p in partitions:
+            for kind in self.flow.specs:
+                if kind in ("evalset-sampler", "alerts-detector") and p != 0:
+                    continue
+                store = self.states.store(kind, p)
+                store.now = now
+                n = store.expire()
+                store.flush()
+                if n:
+                    dropped[kind] = dropped.get(kind, 0) + n
+        return dropped
