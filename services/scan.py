@@ -202,6 +202,7 @@ class _ScanRunner:
             store.now = now
 
     def sweep(self) -> None:
+        self.flow.flush()
         for kind, store in self.stores.items():
             store.expire(by_age=kind not in KEPT_TO_END)
 
@@ -254,6 +255,7 @@ class _ScanRunner:
 
     def finish_evalsets(self, out_dir: Path) -> int:
         core, sampler, cases = self.flow.evalsets, self.sampler, self.st.cases
+        self.flow.flush()
         if core is None or sampler is None or cases is None:
             return 0
         core.finish(sampler, cases, self.deliver)

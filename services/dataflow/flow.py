@@ -365,11 +365,15 @@ class Dataflow:
 
     def flush(self) -> None:
         """End of a batch: write state the stages hold between writes."""
+        self.review.flush()
+        if self.evalsets is not None:
+            self.evalsets.flush()
         if self.counter is not None:
             self.counter.flush()
 
     def reset(self) -> None:
         """After a rebalance or recovery: drop what the stages cached from the stores."""
+        self.review.forget_caches()
         if self.counter is not None:
             self.counter.reset()
         if self.evalsets is not None:

@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 __all__ = [
     "KeyedStore",
     "MemoryStore",
+    "ObjectCache",
     "StateSpec",
     "StateValueTooLarge",
     "StoreStats",
@@ -213,3 +214,85 @@ def typed_get(store: MutableMapping[str, bytes], key: str, model: type[BaseModel
     """The model stored at ``key``, or ``None``."""
     raw = store.get(key)
     return None if raw is None else model.model_validate_json(raw)
+
+
+class ObjectCache:
+    """Decoded values of keyed stores, written back at :meth:`flush` (write-back, bounded).
+
+    A stage that reads, changes and writes the same value for every event of a conversation
+    (an eval-set accumulator, the review context) decodes it once and encodes it once per
+    batch instead of once per event. ``flush`` (the runners call it at the end of every batch,
+    before the batch can be committed) writes every changed value to its store; an entry pushed
+    out of the cache is written first. Entries remember their store, so one cache serves every
+    partition. Bounded by entries (``size``): each holds one decoded value of its kind.
+    """
+
+    def __init__(
+        self,
+        decode: Any,
+        encode: Any,
+        size: int = 512,
+    ) -> None:
+        self.decode = decode
+        self.encode = encode
+        self.size = size
+        self._entries: OrderedDict[tuple[int, str], list[Any]] = OrderedDict()
+
+    def get(self, store: MutableMapping[str, bytes], key: str) -> Any:
+        """The decoded value at ``key`` (``None`` when absent); cached."""
+        entry = self._entries.get((id(store), key))
+        if entry is not None and entry[0] is store:
+            self._entries.move_to_end((id(store), key))
+            return entry[1]
+        raw = store.get(key)
+        if raw is None:
+            return None
+        value = self.decode(raw)
+        self._remember(store, key, value, dirty=False)
+        return value
+
+    def put(self, store: MutableMapping[str, bytes], key: str, value: Any) -> None:
+        """Set ``key`` to ``value`` (written at the next :meth:`flush`)."""
+        self._remember(store, key, value, dirty=True)
+
+    def delete(self, store: MutableMapping[str, bytes], key: str) -> None:
+        self._entries.pop((id(store), key), None)
+        store.pop(key, None)
+
+    def raw(self, store: MutableMapping[str, bytes], key: str) -> bytes | None:
+        """The encoded value as the store will hold it after the next flush."""
+        entry = self._entries.get((id(store), key))
+        if entry is not None and entry[0] is store and entry[2]:
+            self._write(entry, key)
+        return store.get(key)
+
+    def _remember(
+        self, store: MutableMapping[str, bytes], key: str, value: Any, *, dirty: bool
+    ) -> None:
+        ident = (id(store), key)
+        old = self._entries.get(ident)
+        if old is not None and old[0] is store:
+            old[1] = value
+            old[2] = old[2] or dirty
+            self._entries.move_to_end(ident)
+            return
+        self._entries[ident] = [store, value, dirty]
+        while len(self._entries) > self.size:
+            (_, k), entry = self._entries.popitem(last=False)
+            if entry[2]:
+                self._write(entry, k)
+
+    def _write(self, entry: list[Any], key: str) -> None:
+        store, value, _ = entry
+        store[key] = self.encode(value)
+        entry[2] = False
+
+    def flush(self) -> None:
+        """Write every changed value to its store."""
+        for (_, key), entry in self._entries.items():
+            if entry[2]:
+                self._write(entry, key)
+
+    def clear(self) -> None:
+        """Forget every entry without writing (after a rebalance: the store is the truth)."""
+        self._entries.clear()

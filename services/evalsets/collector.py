@@ -26,7 +26,7 @@ from services.evalsets.export import ExportFormat, WriteResult, write_cases
 from services.evalsets.periods import period_of, periods_order_key
 from services.evalsets.rotation import Rotation, dedupe
 from services.evalsets.settings import EvalsetSettings
-from services.evalsets.streaming import Decision, SampleIn, acc_key, build_case, label_key
+from services.evalsets.streaming import Decision, SampleIn
 
 __all__ = ["EvalsetCollector", "ExportSummary", "ScanEvalset", "export_cases", "write_scan_evalset"]
 
@@ -96,16 +96,7 @@ class EvalsetCollector:
         periods = [period] if period is not None else self.periods()
         out: list[EvalCase] = []
         for p in periods:
-            for sel in self.sampler.selection(p):
-                cid = sel.conversation_id
-                out.append(
-                    build_case(
-                        sel,
-                        self.store.get(acc_key(0, p, cid)),
-                        self.store.get(label_key(0, cid)),
-                        self.config,
-                    )
-                )
+            out += [self.core.case_for(self.store, 0, sel) for sel in self.sampler.selection(p)]
         return attach_labels(out, labels).cases if labels else out
 
     def rotate(self, current: str | None = None) -> Rotation:

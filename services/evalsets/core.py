@@ -32,7 +32,7 @@ from schemas.outputs import Finding
 from schemas.review import ReviewLabel
 from schemas.verdicts import GroundingReport
 from services.dataflow.records import Effects, Emit
-from services.dataflow.state import KeyedStore, StateSpec
+from services.dataflow.state import KeyedStore, ObjectCache, StateSpec
 from services.evalsets.cases import CaseAccumulator, case_id
 from services.evalsets.config import EvalsetConfig
 from services.evalsets.labels import label_from_review
@@ -71,6 +71,8 @@ ARCHIVE = "evalset.archive"
 #: Cache sizes of what the case side remembers in memory (a miss only costs a re-send).
 _SENT_SUMMARIES = 50_000
 _PUBLISHED = 50_000
+#: Decoded accumulators kept between events (each one conversation's case so far).
+_ACCUMULATORS = 512
 _WEEK = 7 * 24 * 3600.0
 
 
@@ -144,6 +146,19 @@ class EvalsetCore:
         #: language and a tenant were known.
         self._sent: OrderedDict[str, tuple[frozenset[str], bool, bool]] = OrderedDict()
         self._published: _LRU = _LRU(_PUBLISHED)
+        self._accs = ObjectCache(
+            CaseAccumulator.model_validate_json,
+            lambda acc: acc.model_dump_json().encode(),
+            size=_ACCUMULATORS,
+        )
+        self._metas = ObjectCache(
+            ShardMeta.model_validate_json, lambda m: m.model_dump_json().encode(), size=256
+        )
+
+    def flush(self) -> None:
+        """Write the accumulators and partition records changed since the last flush."""
+        self._accs.flush()
+        self._metas.flush()
 
     def new_sampler(self, store: KeyedStore, *, now: float) -> SamplerCore:
         """The sampler over its store (one per stream, on partition 0 in the worker)."""
@@ -159,24 +174,27 @@ class EvalsetCore:
         )
 
     def forget_caches(self) -> None:
-        """After a rebalance or recovery: what was sent or published may have been lost."""
+        """After a rebalance or recovery: what was sent or published may have been lost, and
+        the stores are the truth."""
         self._sent.clear()
         self._published.clear()
+        self._accs.clear()
+        self._metas.clear()
 
     # ------------------------------------------------------------------ case side
 
-    @staticmethod
-    def meta(st: KeyedStore, part: int) -> ShardMeta:
-        raw = st.get(meta_key(part))
-        return ShardMeta.model_validate_json(raw) if raw else ShardMeta()
+    def meta(self, st: KeyedStore, part: int) -> ShardMeta:
+        found = self._metas.get(st, meta_key(part))
+        return found if found is not None else ShardMeta()
 
     def _update_meta(
         self, st: KeyedStore, part: int, change: Callable[[ShardMeta], ShardMeta]
     ) -> None:
-        meta = self.meta(st, part)
+        found = self._metas.get(st, meta_key(part))
+        meta = found if found is not None else ShardMeta()
         new = change(meta)
-        if new != meta or meta_key(part) not in st:
-            st[meta_key(part)] = new.model_dump_json().encode()
+        if new != meta or found is None:
+            self._metas.put(st, meta_key(part), new)
 
     def _note_period(self, st: KeyedStore, part: int, period: str) -> None:
         self._update_meta(
@@ -205,18 +223,13 @@ class EvalsetCore:
         selected = sel_key(part, period, cid) in st
         if period not in meta.closed or selected:
             key = acc_key(part, period, cid)
-            old = st.get(key)
-            acc = (
-                CaseAccumulator.model_validate_json(old)
-                if old
-                else CaseAccumulator(conversation_id=cid, period=period)
-            )
+            acc = self._accs.get(st, key)
+            if acc is None:
+                acc = CaseAccumulator(conversation_id=cid, period=period)
             acc.observe(event, findings, self.config, report)
             if screened and source is not None:
                 acc.add_source(source, self.config.max_sources)
-            new = acc.model_dump_json().encode()
-            if new != old:
-                st[key] = new
+            self._accs.put(st, key, acc)
             if period not in meta.periods:
                 self._note_period(st, part, period)
         out: list[Emit] = []
@@ -267,7 +280,7 @@ class EvalsetCore:
             sel_raw = st.get(sel_key(part, period, cid))
             if sel_raw is None:
                 continue
-            acc_raw = st.get(acc_key(part, period, cid))
+            acc_raw = self._accs.raw(st, acc_key(part, period, cid))
             label_raw = st.get(label_key(part, cid))
             digest = case_digest(sel_raw, acc_raw, label_raw)
             key = case_id(period, cid)
@@ -280,7 +293,18 @@ class EvalsetCore:
             self._published.put(key, digest)
         return out
 
+    def case_for(self, st: KeyedStore, part: int, selection: Selection) -> EvalCase:
+        """The case of a selected conversation from its accumulator and label."""
+        cid, period = selection.conversation_id, selection.period
+        return build_case(
+            selection,
+            self._accs.raw(st, acc_key(part, period, cid)),
+            st.get(label_key(part, cid)),
+            self.config,
+        )
+
     def _keys(self, st: KeyedStore, prefix: str) -> list[str]:
+        self.flush()
         return [k for k, _ in st.scan_prefix(prefix)]
 
     def _selected(self, st: KeyedStore, part: int, period: str) -> set[str]:
@@ -345,7 +369,7 @@ class EvalsetCore:
             prefix = acc_key(part, d.period, "")
             for key in self._keys(st, prefix):
                 if key[len(prefix) :] not in keep:
-                    st.pop(key, None)
+                    self._accs.delete(st, key)
             closed = d.period
             self._update_meta(
                 st, part, lambda m: m.model_copy(update={"closed": sorted({*m.closed, closed})})
@@ -355,13 +379,7 @@ class EvalsetCore:
     def _apply_retire(self, st: KeyedStore, part: int, d: Decision) -> Effects:
         archive: list[Emit] = []
         for selection in d.selections:
-            cid = selection.conversation_id
-            case = build_case(
-                selection,
-                st.get(acc_key(part, d.period, cid)),
-                st.get(label_key(part, cid)),
-                self.config,
-            )
+            case = self.case_for(st, part, selection)
             archive.append(Emit(ARCHIVE, case.case_id.encode(), case))
         if not d.last:
             return Effects(archive)
@@ -376,7 +394,7 @@ class EvalsetCore:
                 st.pop(sel_key(part, d.period, cid), None)
                 self._published.pop(case_id(d.period, cid), None)
             for key in self._keys(st, acc_key(part, d.period, "")):
-                st.pop(key, None)
+                self._accs.delete(st, key)
             left = {
                 k.split("|", 3)[3]
                 for k in self._keys(st, f"{part}|A|") + self._keys(st, f"{part}|S|")
@@ -502,13 +520,6 @@ class EvalsetCore:
                 sel_raw = st.get(sel_key(part, period, cid))
                 if sel_raw is None:
                     continue
-                cases.append(
-                    build_case(
-                        Selection.model_validate_json(sel_raw),
-                        st.get(acc_key(part, period, cid)),
-                        st.get(label_key(part, cid)),
-                        self.config,
-                    )
-                )
+                cases.append(self.case_for(st, part, Selection.model_validate_json(sel_raw)))
             deliver(Effects([Emit(CASES, c.case_id.encode(), c) for c in cases]))
         return sorted(active & set(periods), key=periods_order_key), retired

@@ -15,7 +15,7 @@ it in turn order.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -23,7 +23,7 @@ from schemas.events import ChatEvent
 from schemas.outputs import Finding
 from schemas.review import ReviewItem, Turn
 from schemas.verdicts import GroundingReport
-from services.dataflow.state import KeyedStore, StateSpec
+from services.dataflow.state import KeyedStore, ObjectCache, StateSpec
 from services.review.caps import AdmissionDecision, CapCounter, counter_key
 from services.review.evidence import make_flag, mask_turn
 from services.review.intake import intake
@@ -41,6 +41,8 @@ __all__ = [
 
 #: Turns kept beyond ``context_turns``.
 CONTEXT_SLACK = 2
+#: Decoded context rings kept between events.
+_RINGS = 1024
 #: JSON room per turn besides its text (ids, time, marks) and per UTF-8 character (≤ 4 bytes,
 #: escapes of control characters up to 6).
 _TURN_OVERHEAD = 16 * 1024
@@ -121,6 +123,14 @@ class ReviewCore:
         q = policy.queue
         self.turns = q.context_turns
         self.max_chars = q.max_turn_chars
+        self._rings = ObjectCache(_decode_ring, _encode_ring, size=_RINGS)
+
+    def flush(self) -> None:
+        """Write the context rings changed since the last flush."""
+        self._rings.flush()
+
+    def forget_caches(self) -> None:
+        self._rings.clear()
 
     # ------------------------------------------------------------------ items
 
@@ -167,7 +177,8 @@ class ReviewCore:
             report,
             self.policy,
             at=at,
-            context=self.context_before(event, st),
+            # Read only when the policy flags the event (most events are not flagged).
+            context=_lazy(lambda: self.context_before(event, st)),
             retain_originals=self.retain_originals,
         )
         if flag is None:
@@ -194,10 +205,8 @@ class ReviewCore:
     # ------------------------------------------------------------------ context
 
     def _ring(self, st: ReviewState, conversation_id: str) -> list[Turn]:
-        raw = st.context.get(conversation_id)
-        if not raw:
-            return []
-        return [Turn.model_validate(t) for t in json.loads(raw)]
+        found = self._rings.get(st.context, conversation_id)
+        return list(found) if found else []
 
     def context_before(self, event: ChatEvent, st: ReviewState) -> list[Turn]:
         """The last ``context_turns`` remembered turns before ``event`` in turn order."""
@@ -221,10 +230,7 @@ class ReviewCore:
         turn, _ = mask_turn(event, findings, max_chars=self.max_chars)
         ring.append(turn)
         ring.sort(key=lambda t: (t.turn_index, t.timestamp))
-        ring = ring[-(self.turns + CONTEXT_SLACK) :]
-        st.context[event.conversation_id] = (
-            "[" + ",".join(t.model_dump_json() for t in ring) + "]"
-        ).encode()
+        self._rings.put(st.context, event.conversation_id, ring[-(self.turns + CONTEXT_SLACK) :])
 
     # ------------------------------------------------------------------ time
 
@@ -237,6 +243,18 @@ class ReviewCore:
                 self.put_item(st, cid, t.item)
                 changed.append(t)
         return changed
+
+
+def _decode_ring(raw: bytes) -> list[Turn]:
+    return [Turn.model_validate(t) for t in json.loads(raw)]
+
+
+def _encode_ring(ring: list[Turn]) -> bytes:
+    return ("[" + ",".join(t.model_dump_json() for t in ring) + "]").encode()
+
+
+def _lazy(read: Callable[[], list[Turn]]) -> Iterator[Turn]:
+    yield from read()
 
 
 def count_outcome(stats: dict[str, int], outcome: ReviewOutcome) -> None:
