@@ -17,7 +17,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from schemas.events import ChatEvent, Role
-from schemas.outputs import DeadLetterReason, Direction, Finding
+from schemas.outputs import Category, DeadLetterReason, Direction, Finding
 from schemas.verdicts import ClaimStatus, GroundingReport
 from services.estimation import RateTracker
 from services.judge import JudgeMetrics
@@ -40,7 +40,8 @@ _LATENCY_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 
 class VigilMetrics:
     """Counters and histograms of the screening path.
 
-    Counters (``_total``) count things that only go up: events, dead letters, findings. The
+    Counters (``_total``) count things that only go up: events, dead letters, findings, and
+    messages with findings (``vigil_flagged_messages_total``: what the leak-spike rule counts). The
     histogram measures per-event processing time in seconds. Every label child is created up front
     so that a series exists at zero before its first increment (alert rules need that).
     """
@@ -72,6 +73,13 @@ class VigilMetrics:
             ["rule", "category", "severity", "direction"],
             registry=registry,
         )
+        self.flagged = Counter(
+            "vigil_flagged_messages_total",
+            "Screened messages with at least one finding of the category and direction (a "
+            "message with three leaked values counts once).",
+            ["category", "direction"],
+            registry=registry,
+        )
         self.answers = Counter(
             "vigil_answers_total",
             "Assistant answers by outcome (answered or abstained).",
@@ -99,6 +107,11 @@ class VigilMetrics:
                 self._answer_children[outcome, tenant] = self.answers.labels(
                     outcome=outcome, tenant=tenant
                 )
+        self._flagged_children = {
+            (category, direction): self.flagged.labels(category=category, direction=direction)
+            for category in get_args(Category)
+            for direction in get_args(Direction)
+        }
         self._finding_children = {}
         for rule_id, category, severity in rule_ids:
             for direction in get_args(Direction):
@@ -252,6 +265,8 @@ class VigilMetrics:
         self._event_children[event.role, tenant].inc()
         for f in findings:
             self.observe_finding(f)
+        for pair in {(f.category, f.direction) for f in findings}:
+            self._flagged_children[pair].inc()
         if abstained is not None:
             outcome = "abstained" if abstained else "answered"
             self._answer_children[outcome, tenant].inc()

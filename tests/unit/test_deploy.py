@@ -229,7 +229,8 @@ def test_promtool_check_config_as_mounted() -> None:
     )
     assert res.returncode == 0, res.stdout + res.stderr
     assert "SUCCESS: 1 rule files found" in res.stdout
-    assert "SUCCESS: 8 rules found" in res.stdout
+    rules = yaml.safe_load((config_path.parent / "alerts.yml").read_text())["groups"][0]["rules"]
+    assert f"SUCCESS: {len(rules)} rules found" in res.stdout
 
 
 def test_amtool_check_config_as_mounted() -> None:
