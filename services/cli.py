@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import logging
 import sys
 from pathlib import Path
@@ -32,6 +33,16 @@ app.add_typer(schemas_app, name="schemas")
 app.add_typer(review_app, name="review")
 app.add_typer(evalset_app, name="evalset")
 app.add_typer(eval_app, name="eval")
+
+
+class Severity(enum.StrEnum):
+    """``--fail-on`` choices: the finding severities, lowest first."""
+
+    low = "low"
+    medium = "medium"
+    high = "high"
+    critical = "critical"
+
 
 out = Console(highlight=False)
 err = Console(stderr=True, soft_wrap=True, highlight=False)
@@ -73,15 +84,34 @@ def scan(
         str | None, typer.Option(help="Model name for the openai protocol.")
     ] = None,
     progress: Annotated[bool, typer.Option(help="Progress bar (on a terminal only).")] = True,
+    fail_on: Annotated[
+        Severity | None,
+        typer.Option(
+            "--fail-on",
+            help="Exit 1 when any finding has this severity or a higher one.",
+            case_sensitive=False,
+        ),
+    ] = None,
+    dead_letter_warn: Annotated[
+        float,
+        typer.Option(
+            min=0.0,
+            max=1.0,
+            help="Warn when more than this share of the lines are dead letters.",
+        ),
+    ] = 0.01,
 ) -> None:
-    """Run every stage over FILE in this process, without Kafka, and print a summary."""
+    """Run every stage over FILE in this process, without Kafka, and print a summary.
+
+    Exit status: 0 done; 1 a finding at or above --fail-on; 2 unusable input (no valid chat
+    event at all) or a bad argument (a missing input, an output folder that cannot be written).
+    """
     from services.grounding import ExtractorError, FactError
     from services.pipeline import Pipeline
     from services.rules import PackError
-    from services.scan import run_scan
+    from services.scan import ScanOutputError, run_scan
 
-    if file != "-" and not Path(file).is_file():
-        raise _fail(f"{file}: no such file")
+    _check_input(file)
     settings = _settings(
         rules_dir=rules,
         max_content_bytes=max_content_bytes,
@@ -95,8 +125,57 @@ def scan(
     except (PackError, FactError, ExtractorError, ValueError) as exc:
         raise _fail(str(exc)) from None
     bar = sys.stderr if progress and sys.stderr.isatty() else None
-    summary = run_scan(file, out_dir, settings, progress=bar, pipeline=pipeline)
+    try:
+        summary = run_scan(file, out_dir, settings, progress=bar, pipeline=pipeline)
+    except ScanOutputError as exc:
+        raise _fail(str(exc)) from None
+    except OSError as exc:  # a write that failed midway (disk full, folder removed)
+        where = exc.filename or out_dir
+        raise _fail(f"{where}: {exc.strerror or exc}") from None
     _print_summary(summary.as_dict(), out_dir)
+    if summary.events == 0:
+        what = (
+            f"{summary.dead_letters} of {summary.lines} lines are dead letters "
+            f"(see {out_dir}/dead_letters.jsonl)"
+            if summary.dead_letters
+            else "it has no line"
+            if not summary.lines
+            else "every line is blank"
+        )
+        raise _fail(f"no valid chat event in {file}: {what}")
+    if summary.dead_letter_share > dead_letter_warn:
+        err.print(
+            f"[yellow]warning:[/yellow] {summary.dead_letter_share:.1%} of the lines are dead "
+            f"letters ({summary.dead_letters}), more than {dead_letter_warn:.1%}: see "
+            f"{out_dir}/dead_letters.jsonl"
+        )
+    calls = sum(summary.judge_calls.values())
+    if calls and summary.judge_failures == calls:
+        err.print(
+            f"[yellow]warning:[/yellow] every judge call failed ({calls}); "
+            f"{summary.unverified_claims} claims are unverified"
+        )
+    failing = summary.findings_at_or_above(fail_on.value) if fail_on is not None else 0
+    if failing:
+        assert fail_on is not None
+        err.print(f"[red]fail:[/red] {failing} findings of severity {fail_on.value} or higher")
+        raise typer.Exit(1)
+
+
+def _check_input(file: str) -> None:
+    """A clear error for an input that cannot be read (no traceback)."""
+    if file == "-":
+        return
+    path = Path(file)
+    if path.is_dir():
+        raise _fail(f"{file}: is a folder, not a file")
+    if not path.exists():
+        raise _fail(f"{file}: no such file")
+    try:
+        with path.open("rb"):
+            pass
+    except OSError as exc:
+        raise _fail(f"{file}: cannot read: {exc.strerror or exc}") from None
 
 
 def _print_summary(s: dict[str, object], out_dir: Path) -> None:
@@ -110,6 +189,7 @@ def _print_summary(s: dict[str, object], out_dir: Path) -> None:
     table.add_row("answers answered / abstained", f"{s['answered']} / {s['abstained']}")
     table.add_row("findings", str(s["findings"]))
     for key, label in (
+        ("findings_by_severity", "severity"),
         ("findings_by_category", "category"),
         ("findings_by_entity", "entity"),
         ("findings_by_direction", "direction"),
@@ -127,6 +207,14 @@ def _print_summary(s: dict[str, object], out_dir: Path) -> None:
     )
     for measure, est in s["estimates"].items():  # type: ignore[attr-defined]
         table.add_row(f"  est. rate {measure.replace('_', ' ')}", _estimate(est))
+    calls = s["judge_calls"]
+    if calls:
+        table.add_row(
+            "judge calls / failed / unverified claims",
+            f"{sum(calls.values())} / {s['judge_failures']} / {s['unverified_claims']}",  # type: ignore[attr-defined]
+        )
+    else:
+        table.add_row("judge calls", "no judge (--judge-url)")
     table.add_row("review items", str(s["review_items"]))
     table.add_row("evaluation-set cases", str(s["evalset_cases"]))
     table.add_row("dead letters", str(s["dead_letters"]))
