@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -253,8 +254,9 @@ def worker(
     from services.streaming.app import create_app
 
     settings = _settings(web_port=web_port)
-    if settings.uses_dev_key:
-        err.print("[yellow]warning:[/yellow] VIGIL_MEMORY_KEY is the development default; set it.")
+    _refuse_dev_keys(settings)
+    # Everything the worker writes (RocksDB state holds masked chat context) is private.
+    os.umask(0o077)
     try:
         partitions, found = resolve_partitions(settings)
     except PartitionsError as exc:
@@ -264,6 +266,31 @@ def worker(
         settings = settings.model_copy(update={"topic_partitions": partitions})
     faust_app = create_app(settings)
     faust.Worker(faust_app, loglevel=loglevel.upper()).execute_from_commandline()
+
+
+def _refuse_dev_keys(settings: Settings) -> None:
+    """Stop here when a key is one printed in Vigil's source or docs, unless allowed."""
+    from services.settings import dev_keys_in_use
+
+    try:
+        found = dev_keys_in_use(settings)
+    except Exception as exc:  # a malformed VIGIL_EVALSET_* setting
+        raise _fail(f"invalid settings: {exc}") from None
+    if not found:
+        return
+    names = ", ".join(found)
+    if settings.allow_dev_keys:
+        err.print(
+            f"[yellow]warning:[/yellow] {names}: development keys (VIGIL_ALLOW_DEV_KEYS=true); "
+            "never in production"
+        )
+        return
+    raise _fail(
+        f"{names}: a development key that anyone who read Vigil's source knows, so every keyed "
+        "hash of the conversation memory and every sample could be recomputed. Set each to a "
+        "long random secret (e.g. `openssl rand -hex 32`), or VIGIL_ALLOW_DEV_KEYS=true for a "
+        "test setup."
+    )
 
 
 @app.command()

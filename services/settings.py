@@ -13,10 +13,24 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from schemas.events import DEFAULT_MAX_CONTENT_BYTES
 from services.screening.memory import MemoryLimits
 
-__all__ = ["REPO_ROOT", "Settings"]
+__all__ = ["KNOWN_DEV_KEYS", "REPO_ROOT", "Settings", "dev_keys_in_use"]
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 _DEV_KEY = "vigil-development-key-change-me"
+#: Keys printed in Vigil's source, docs or an earlier docker-compose.yml: anyone who read them can
+#: recompute every keyed hash (conversation memory, masks, samples). ``vigil worker`` refuses
+#: them unless ``VIGIL_ALLOW_DEV_KEYS=true``. Compared after stripping and lower-casing.
+KNOWN_DEV_KEYS = frozenset(
+    {
+        _DEV_KEY,
+        "vigil-evalset-development-key-change-me",
+        "change-me-in-production",
+        "change-me",
+        "changeme",
+        "secret",
+        "",
+    }
+)
 
 
 class Settings(BaseSettings):
@@ -97,6 +111,9 @@ class Settings(BaseSettings):
     judge_max_retries: int = Field(default=2, ge=0, le=10)
     judge_max_concurrency: int = Field(default=8, ge=1, le=256)
 
+    #: Let ``vigil worker`` start with a key from :data:`KNOWN_DEV_KEYS` (tests, demos).
+    allow_dev_keys: bool = False
+
     #: Tenants that get their own metric label; every other tenant is counted as ``other``.
     metric_tenants: Annotated[list[str], NoDecode] = Field(default_factory=list)
 
@@ -118,13 +135,27 @@ class Settings(BaseSettings):
     def sample_key_bytes(self) -> bytes:
         return self.sample_key.get_secret_value().encode("utf-8")
 
-    @property
-    def uses_dev_key(self) -> bool:
-        return self.memory_key.get_secret_value() == _DEV_KEY
-
     @cached_property
     def memory_limits(self) -> MemoryLimits:
         return MemoryLimits(
             max_values=self.memory_max_values,
             max_age_seconds=self.memory_max_age_seconds,
         )
+
+
+def dev_keys_in_use(settings: Settings) -> list[str]:
+    """The ``VIGIL_*`` key settings that hold a known development key (:data:`KNOWN_DEV_KEYS`)."""
+    from services.evalsets.settings import EvalsetSettings
+
+    evalset = EvalsetSettings()
+    keys = {
+        "VIGIL_MEMORY_KEY": settings.memory_key,
+        "VIGIL_SAMPLE_KEY": settings.sample_key,
+    }
+    if evalset.enabled:
+        keys["VIGIL_EVALSET_KEY"] = evalset.key
+    return [
+        name
+        for name, key in keys.items()
+        if key.get_secret_value().strip().lower() in KNOWN_DEV_KEYS
+    ]
