@@ -41,7 +41,7 @@ class Pipeline:
         self.settings = settings
         packs = load_packs([settings.rules_dir])
         prompts = load_prompt_registry(settings.prompts_file)
-        self.engine = RuleEngine(packs, prompts)
+        self.engine = RuleEngine(packs, prompts, phone_regions=settings.phone_regions)
         self.screener = Screener(self.engine, settings.key_bytes, settings.memory_limits)
         self.registry = registry if registry is not None else CollectorRegistry()
         self.checker = ClaimChecker(settings)

@@ -7,10 +7,12 @@ from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Literal
 
+import phonenumbers
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from schemas.events import DEFAULT_MAX_CONTENT_BYTES
+from services.rules.validators import DEFAULT_PHONE_REGIONS
 from services.screening.memory import MemoryLimits
 
 __all__ = ["KNOWN_DEV_KEYS", "REPO_ROOT", "Settings", "dev_keys_in_use"]
@@ -111,13 +113,19 @@ class Settings(BaseSettings):
     judge_max_retries: int = Field(default=2, ge=0, le=10)
     judge_max_concurrency: int = Field(default=8, ge=1, le=256)
 
+    #: Regions whose phone numbers in national form are found (ISO 3166 codes, comma-separated):
+    #: NL, VN, GB and US have rules of their own, any other region is left to phonenumbers
+    #: (rule ``pii.phone_national``). International numbers (+ or 00) are found for every region.
+    phone_regions: Annotated[list[str], NoDecode] = Field(
+        default_factory=lambda: list(DEFAULT_PHONE_REGIONS), min_length=1
+    )
     #: Let ``vigil worker`` start with a key from :data:`KNOWN_DEV_KEYS` (tests, demos).
     allow_dev_keys: bool = False
 
     #: Tenants that get their own metric label; every other tenant is counted as ``other``.
     metric_tenants: Annotated[list[str], NoDecode] = Field(default_factory=list)
 
-    @field_validator("metric_tenants", mode="before")
+    @field_validator("metric_tenants", "phone_regions", mode="before")
     @classmethod
     def _split(cls, value: object) -> object:
         """Comma-separated (``a,b``) or a JSON list (``["a","b"]``)."""
@@ -126,6 +134,15 @@ class Settings(BaseSettings):
                 return json.loads(value)
             return [v.strip() for v in value.split(",") if v.strip()]
         return value
+
+    @field_validator("phone_regions")
+    @classmethod
+    def _regions(cls, value: list[str]) -> list[str]:
+        upper = [v.upper() for v in value]
+        unknown = sorted(set(upper) - phonenumbers.SUPPORTED_REGIONS)
+        if unknown:
+            raise ValueError(f"not phone regions phonenumbers knows: {', '.join(unknown)}")
+        return list(dict.fromkeys(upper))
 
     @property
     def key_bytes(self) -> bytes:
