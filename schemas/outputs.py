@@ -59,13 +59,30 @@ class Finding(_Out):
 
 
 class DeadLetter(_Out):
-    """An input message that could not be processed, with the reason and its original bytes."""
+    """An input message that could not be processed: why, where, how long, a keyed digest, and
+    its text with the values the screening rules find masked (never the raw bytes by default).
+    """
 
     schema_version: Literal[1] = 1
     reason: DeadLetterReason
     detail: str = Field(description="Human-readable error; never contains message content.")
     source: str = Field(description="Where it came from: topic/partition/offset or file:line.")
     received_at: datetime
-    original_size: int = Field(ge=0)
-    original_b64: str = Field(description="Original bytes, base64, truncated to the keep limit.")
+    original_size: int = Field(ge=0, description="Length of the original message in bytes.")
+    digest: str = Field(
+        description="BLAKE2b-128 of the whole original message keyed with VIGIL_MEMORY_KEY (hex):"
+        " tells whether two dead letters, or a dead letter and a suspected input, are the same"
+        " bytes without keeping them."
+    )
+    masked: str | None = Field(
+        default=None,
+        description="The message as text, truncated to the keep limit, with every value the"
+        " screening rules find replaced by its mask; null when it cannot be read as text (bad"
+        " UTF-8), so it cannot be masked.",
+    )
+    original_b64: str | None = Field(
+        default=None,
+        description="The original bytes, base64, truncated to the keep limit: only with"
+        " VIGIL_DEAD_LETTER_RAW=true (debugging; they hold chat content as it came).",
+    )
     truncated: bool

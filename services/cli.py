@@ -52,10 +52,16 @@ err = Console(stderr=True, soft_wrap=True, highlight=False)
 def _settings(**overrides: object) -> Settings:
     values = {k: v for k, v in overrides.items() if v is not None}
     try:
-        return Settings(**values)  # type: ignore[arg-type]
+        settings = Settings(**values)  # type: ignore[arg-type]
     except Exception as exc:
         err.print(f"[red]invalid settings:[/red] {exc}")
         raise typer.Exit(2) from None
+    if settings.dead_letter_raw:
+        err.print(
+            "[yellow]warning:[/yellow] VIGIL_DEAD_LETTER_RAW=true: dead letters keep the raw "
+            "bytes of each message (chat content, personal data included). For debugging only."
+        )
+    return settings
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:

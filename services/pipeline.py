@@ -12,14 +12,15 @@ from dataclasses import dataclass
 from prometheus_client import CollectorRegistry
 
 from schemas.events import ChatEvent
-from schemas.outputs import DeadLetter, Finding
+from schemas.outputs import DeadLetter, DeadLetterReason, Finding
 from schemas.verdicts import JudgeLabel
 from services.checking import GROUNDING_RULES, Checked, ClaimChecker
-from services.ingest import decode_event
+from services.ingest import DeadLetterPolicy, dead_letter, decode_event
 from services.metrics import VigilMetrics
 from services.rules import RuleEngine, load_packs, load_prompt_registry
+from services.rules.masking import mask
 from services.sampling import SampleDecision
-from services.screening import ConversationMemory, Screener
+from services.screening import VALUE_CATEGORIES, ConversationMemory, Screener
 from services.settings import Settings
 
 __all__ = ["Pipeline", "Processed"]
@@ -50,14 +51,42 @@ class Pipeline:
         self.metrics = VigilMetrics(
             self.registry, rule_ids=rule_ids, tenants=settings.metric_tenants
         )
+        self.dead_letters = DeadLetterPolicy(
+            keep_bytes=settings.dead_letter_keep_bytes,
+            key=settings.key_bytes,
+            redact=self.redact,
+            keep_raw=settings.dead_letter_raw,
+        )
+
+    def redact(self, text: str) -> str:
+        """``text`` with every personal or secret value the rules find replaced by its mask (as
+        in a finding's evidence). For text that is not a chat turn: dead letters."""
+        out, last = [], 0
+        for m in self.engine.scan(text, "user"):
+            if m.rule.category in VALUE_CATEGORIES and m.start >= last:
+                out += [
+                    text[last : m.start],
+                    mask(m.value, m.rule.mask, m.rule.entity, self.settings.key_bytes),
+                ]
+                last = m.end
+        out.append(text[last:])
+        return "".join(out)
 
     def decode(self, raw: bytes, source: str) -> ChatEvent | DeadLetter:
         return decode_event(
             raw,
             source=source,
             max_content_bytes=self.settings.max_content_bytes,
-            keep_bytes=self.settings.dead_letter_keep_bytes,
+            policy=self.dead_letters,
         )
+
+    def dead_letter(
+        self, raw: bytes, reason: DeadLetterReason, detail: str, source: str
+    ) -> DeadLetter:
+        """A dead letter for ``raw`` under this pipeline's policy, counted."""
+        dead = dead_letter(raw, reason, detail, source, self.dead_letters)
+        self.reject(dead)
+        return dead
 
     def screen(self, event: ChatEvent, memory: ConversationMemory | None) -> Processed:
         t0 = time.perf_counter()

@@ -86,6 +86,9 @@ class Settings(BaseSettings):
     prompts_file: Path | None = REPO_ROOT / "rules" / "prompts.yaml"
     max_content_bytes: int = Field(default=DEFAULT_MAX_CONTENT_BYTES, ge=1, le=16 * 1024 * 1024)
     dead_letter_keep_bytes: int = Field(default=4096, ge=0)
+    #: Dead letters keep the raw bytes of the message (base64) besides the masked text. For
+    #: debugging a producer only: they hold chat content, personal data included, as it came.
+    dead_letter_raw: bool = False
     #: Secret for keyed hashes in conversation memory and hash masks. Set it in production.
     memory_key: SecretStr = SecretStr(_DEV_KEY)
     #: Values remembered per conversation, and for how long (also the TTL of a memory).

@@ -285,13 +285,7 @@ def create_app(settings: Settings, registry: CollectorRegistry | None = None) ->
     checks_topic = app.topic(settings.checks_topic, key_type=bytes, value_type=bytes)
     jconf = judge_config(settings)
     sender = FaustSender(app, channels, registry)
-    runner = StreamRunner(
-        flow,
-        states,
-        sender,
-        deferred=jconf is not None,
-        keep_bytes=settings.dead_letter_keep_bytes,
-    )
+    runner = StreamRunner(flow, states, sender, deferred=jconf is not None)
     ctx = WorkerContext(app, settings, flow, runner, registry, backend, channels)
     ctx.topics.update(input=chat_events, checks=checks_topic)
     ctx.consumed[settings.input_topic] = "input"

@@ -33,7 +33,6 @@ from services.dataflow.flow import DLQ, Dataflow, PartitionState, Source, Step
 from services.dataflow.records import Effects, Emit
 from services.dataflow.state import KeyedStore, MemoryStore
 from services.evalsets.streaming import Decision, SampleIn, SamplerCore
-from services.ingest import dead_letter
 from services.judge import Judge
 from services.review.core import ReviewOutcome, ReviewState
 
@@ -127,7 +126,6 @@ class StreamRunner:
         judge: Judge | None = None,
         on_review: Callable[[ReviewOutcome], None] | None = None,
         clock: Callable[[], float] = time.time,
-        keep_bytes: int = 4096,
     ) -> None:
         self.flow = flow
         self.states = states
@@ -136,7 +134,6 @@ class StreamRunner:
         self.judge = judge
         self.on_review = on_review
         self.clock = clock
-        self.keep_bytes = keep_bytes
         self.errors = _RateLimited()
         self._partitions: dict[int, PartitionState] = {}
         self._sampler: SamplerCore | None = None
@@ -244,14 +241,9 @@ class StreamRunner:
             type(exc).__name__,
             exc=exc,
         )
-        dl = dead_letter(
-            record.value,
-            "processing_error",
-            f"{type(exc).__name__} while {stage}",
-            record.label,
-            self.keep_bytes,
+        dl = self.flow.pipeline.dead_letter(
+            record.value, "processing_error", f"{type(exc).__name__} while {stage}", record.label
         )
-        self.flow.pipeline.reject(dl)
         return Step([Emit(DLQ, record.key, dl)], dead_letter=dl)
 
     def _observed(self, step: Step) -> None:
