@@ -86,6 +86,12 @@ class VigilMetrics:
             ["outcome", "tenant"],
             registry=registry,
         )
+        self.duplicates = Counter(
+            "vigil_duplicate_events_total",
+            "Input events skipped: an earlier record brought the same event_id within the "
+            "duplicate window.",
+            registry=registry,
+        )
         self.latency = Histogram(
             "vigil_processing_seconds",
             "Time to screen one event, in seconds.",
@@ -271,6 +277,9 @@ class VigilMetrics:
             outcome = "abstained" if abstained else "answered"
             self._answer_children[outcome, tenant].inc()
         self._screen_latency.observe(seconds)
+
+    def observe_duplicate(self) -> None:
+        self.duplicates.inc()
 
     def observe_dead_letter(self, reason: DeadLetterReason) -> None:
         self.invalid.labels(reason=reason).inc()

@@ -103,6 +103,8 @@ class ScanSummary:
     findings_by_severity: Counter[str] = field(default_factory=Counter)
     dead_letters: int = 0
     dead_letters_by_reason: Counter[str] = field(default_factory=Counter)
+    #: Events skipped because an earlier line had the same event id.
+    duplicates: int = 0
     answered: int = 0
     abstained: int = 0
     checks: int = 0
@@ -134,6 +136,9 @@ class ScanSummary:
         if step.dead_letter is not None:
             self.dead_letters += 1
             self.dead_letters_by_reason[step.dead_letter.reason] += 1
+            return
+        if step.duplicate:
+            self.duplicates += 1
             return
         event = step.event
         if event is None:
@@ -265,6 +270,7 @@ class _ScanRunner:
         s = self.stores
         self.st = PartitionState(
             memory=s["memory"],
+            events=s["events"],
             review=ReviewState(
                 items=s["review-items"], context=s["review-context"], caps=s["review-caps"]
             ),

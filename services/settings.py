@@ -98,6 +98,11 @@ class Settings(BaseSettings):
     memory_max_conversations: int = Field(default=100_000, ge=1)
     #: Values ``vigil scan`` holds in memory in total (~120 bytes each: ~45 MiB by default).
     memory_max_total_values: int = Field(default=400_000, ge=1)
+    #: Idempotency by ``event_id``: a record whose event id an earlier record brought within this
+    #: window is skipped (``vigil_duplicate_events_total``), and how many ids are kept (per
+    #: partition in the worker, per run in a scan). The window is event time in a scan.
+    duplicate_window_seconds: float = Field(default=24 * 3600, gt=0)
+    duplicate_max_events: int = Field(default=1_000_000, ge=1)
     # Sampled claim checks (SPEC §5)
     #: Share of answers without medical or high/critical findings that are checked.
     sample_rate: float = Field(default=0.1, ge=0.0, le=1.0)

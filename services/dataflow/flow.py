@@ -2,7 +2,7 @@
 
 For each input record::
 
-    decode ─▶ screen ─▶ sampling decision ─▶ claim check ─▶ review intake
+    decode ─▶ skip duplicates ─▶ screen ─▶ sampling decision ─▶ claim check ─▶ review intake
       │          │                              (sampled)      eval-set sample
       ▼          ▼                                             detector windows
      dlq      findings                      verdicts, findings
@@ -75,6 +75,8 @@ CHECKS = "checks"
 KEPT_TO_END = frozenset({"review-items", "evalset-cases", "evalset-sampler"})
 #: JSON of one remembered value: a 32-hex digest and a float.
 _MEMORY_VALUE_BYTES = 64
+#: The position of a record (a Kafka offset or a line number), as ASCII digits.
+_EVENT_MARK_BYTES = 24
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,9 +100,13 @@ class PartitionState:
     review: ReviewState
     cases: KeyedStore | None = None
     counts: KeyedStore | None = None
+    #: Event ids seen within the duplicate window (:meth:`Dataflow.events_spec`).
+    events: KeyedStore | None = None
 
     def stores(self) -> Iterator[KeyedStore]:
         yield self.memory
+        if self.events is not None:
+            yield self.events
         yield from self.review.stores()
         if self.cases is not None:
             yield self.cases
@@ -127,6 +133,8 @@ class Step:
     #: Set by the deferred composition: the request handed to the claim-check agent.
     request: CheckRequest | None = None
     review: list[ReviewOutcome] = field(default_factory=list)
+    #: The record repeats the event id of an earlier record (skipped, nothing emitted).
+    duplicate: bool = False
 
 
 class Dataflow:
@@ -171,7 +179,10 @@ class Dataflow:
             if ac.enabled and clock == "wall"
             else None
         )
-        self.specs: dict[str, StateSpec] = {"memory": self.memory_spec(settings)}
+        self.specs: dict[str, StateSpec] = {
+            "memory": self.memory_spec(settings),
+            "events": self.events_spec(settings),
+        }
         self.specs.update(review_specs(self.review_settings, policy))
         if self.evalsets is not None:
             self.specs.update(evalset_specs(es))
@@ -188,7 +199,34 @@ class Dataflow:
             description="Keyed hashes of the values users gave in their own turns.",
         )
 
+    @staticmethod
+    def events_spec(settings: Settings) -> StateSpec:
+        return StateSpec(
+            kind="events",
+            max_entries=settings.duplicate_max_events,
+            ttl_seconds=settings.duplicate_window_seconds,
+            max_value_bytes=_EVENT_MARK_BYTES,
+            description="Event ids seen, each with the position of the record that brought it.",
+        )
+
     # ------------------------------------------------------------------ helpers
+
+    def _duplicate(self, event: ChatEvent, st: PartitionState, source: Source) -> Step | None:
+        """A :class:`Step` that skips ``event`` when an earlier record brought the same event id
+        within the duplicate window; ``None`` to process it. The same record read again (a
+        redelivery after a crash: same position) is not a duplicate: it is processed as before,
+        and every stage is idempotent for it."""
+        if st.events is None:
+            return None
+        mark = str(source.offset).encode()
+        first = st.events.get(event.event_id)
+        if first is None:
+            st.events[event.event_id] = mark
+            return None
+        if first == mark:
+            return None
+        self.pipeline.metrics.observe_duplicate()
+        return Step(duplicate=True)
 
     def _at(self, event: ChatEvent, now: float) -> datetime:
         return event.timestamp if self.clock == "event" else datetime.fromtimestamp(now, UTC)
@@ -253,6 +291,9 @@ class Dataflow:
         if isinstance(decoded, Step):
             return decoded
         event = decoded
+        skipped = self._duplicate(event, st, source)
+        if skipped is not None:
+            return skipped
         step = Step()
         self._screen(event, st, step)
         screened = list(step.findings)
@@ -317,6 +358,9 @@ class Dataflow:
         if isinstance(decoded, Step):
             return decoded
         event = decoded
+        skipped = self._duplicate(event, st, source)
+        if skipped is not None:
+            return skipped
         step = Step()
         self._screen(event, st, step)
         screened = list(step.findings)

@@ -151,6 +151,7 @@ class StreamRunner:
             specs = self.flow.specs
             found = PartitionState(
                 memory=s("memory", partition),
+                events=s("events", partition),
                 review=ReviewState(
                     items=s("review-items", partition),
                     context=s("review-context", partition),
