@@ -225,6 +225,7 @@ def _print_summary(s: dict[str, object], out_dir: Path) -> None:
     table.add_row("review items", str(s["review_items"]))
     table.add_row("evaluation-set cases", str(s["evalset_cases"]))
     table.add_row("duplicate events skipped", str(s["duplicates"]))
+    table.add_row("answers held for the reorder window", str(s["held_answers"]))
     table.add_row("dead letters", str(s["dead_letters"]))
     for reason, n in s["dead_letters_by_reason"].items():  # type: ignore[attr-defined]
         table.add_row(f"  reason {reason}", str(n))

@@ -92,6 +92,11 @@ class VigilMetrics:
             "duplicate window.",
             registry=registry,
         )
+        self.held = Counter(
+            "vigil_held_answers_total",
+            "Answers with a leak held for the reorder window before echo or leak is decided.",
+            registry=registry,
+        )
         self.latency = Histogram(
             "vigil_processing_seconds",
             "Time to screen one event, in seconds.",
@@ -280,6 +285,9 @@ class VigilMetrics:
 
     def observe_duplicate(self) -> None:
         self.duplicates.inc()
+
+    def observe_held(self) -> None:
+        self.held.inc()
 
     def observe_dead_letter(self, reason: DeadLetterReason) -> None:
         self.invalid.labels(reason=reason).inc()

@@ -20,7 +20,7 @@ from services.metrics import VigilMetrics
 from services.rules import RuleEngine, load_packs, load_prompt_registry
 from services.rules.masking import mask
 from services.sampling import SampleDecision
-from services.screening import VALUE_CATEGORIES, ConversationMemory, Screener
+from services.screening import VALUE_CATEGORIES, ConversationMemory, Screened, Screener
 from services.settings import Settings
 
 __all__ = ["Pipeline", "Processed"]
@@ -91,8 +91,12 @@ class Pipeline:
     def screen(self, event: ChatEvent, memory: ConversationMemory | None) -> Processed:
         t0 = time.perf_counter()
         out = self.screener(event, memory)
-        self.metrics.observe_event(event, out.findings, out.abstained, time.perf_counter() - t0)
+        self.count(event, out, time.perf_counter() - t0)
         return Processed(event, out.findings, None, out.memory, out.abstained)
+
+    def count(self, event: ChatEvent, out: Screened, seconds: float) -> None:
+        """Count a screened event (the dataflow screens first, and counts what it keeps)."""
+        self.metrics.observe_event(event, out.findings, out.abstained, seconds)
 
     def decide(self, event: ChatEvent, findings: list[Finding]) -> SampleDecision | None:
         """Sampling decision for an assistant answer (counted into the population); else None."""

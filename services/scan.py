@@ -65,7 +65,7 @@ __all__ = [
 ]
 
 #: Kinds kept in memory in a scan (small per key, or few keys); the others are spilled.
-IN_MEMORY = frozenset({"memory", "review-caps", "alerts-window-counts", "alerts-detector"})
+IN_MEMORY = frozenset({"memory", "held", "review-caps", "alerts-window-counts", "alerts-detector"})
 #: Events between two expiry sweeps of the stores.
 SWEEP_EVERY = 5000
 #: Every file a scan writes into its output folder. All are created readable by their owner
@@ -105,6 +105,8 @@ class ScanSummary:
     dead_letters_by_reason: Counter[str] = field(default_factory=Counter)
     #: Events skipped because an earlier line had the same event id.
     duplicates: int = 0
+    #: Answers with a leak held for the reorder window (each released and counted later).
+    held_answers: int = 0
     answered: int = 0
     abstained: int = 0
     checks: int = 0
@@ -139,6 +141,9 @@ class ScanSummary:
             return
         if step.duplicate:
             self.duplicates += 1
+            return
+        if step.held:
+            self.held_answers += 1
             return
         event = step.event
         if event is None:
@@ -271,6 +276,7 @@ class _ScanRunner:
         self.st = PartitionState(
             memory=s["memory"],
             events=s["events"],
+            held=s["held"],
             review=ReviewState(
                 items=s["review-items"], context=s["review-context"], caps=s["review-caps"]
             ),
@@ -435,12 +441,20 @@ def run_scan(
             step = flow.process(raw, src, runner.st, now=clock, judge=ask)
             if step.event is not None:
                 clock = max(clock, step.event.timestamp.timestamp())
-            runner.deliver(Effects(step.emits))
-            summary.count(step)
+            for done in step.chain():
+                runner.deliver(Effects(done.emits))
+                summary.count(done)
             since_sweep += 1
             if since_sweep >= SWEEP_EVERY:
+                for done in flow.release_held(runner.st, now=clock, judge=ask):
+                    runner.deliver(Effects(done.emits))
+                    summary.count(done)
                 runner.sweep()
                 since_sweep = 0
+        # The end of the file: no late turn can come any more, every held answer is decided.
+        for done in flow.release_held(runner.st, now=clock, everything=True, judge=ask):
+            runner.deliver(Effects(done.emits))
+            summary.count(done)
         summary.evalset_cases = runner.finish_evalsets()
         summary.review_items = runner.write_review()
         summary.estimates = pipe.metrics.estimates()

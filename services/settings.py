@@ -103,6 +103,13 @@ class Settings(BaseSettings):
     #: partition in the worker, per run in a scan). The window is event time in a scan.
     duplicate_window_seconds: float = Field(default=24 * 3600, gt=0)
     duplicate_max_events: int = Field(default=1_000_000, ge=1)
+    #: Echo or leak by turn order: an answer with a leak is held this long (the runner's clock:
+    #: event time in a scan, wall time in the worker) for a late user turn to arrive, then
+    #: screened again; 0 holds nothing. At most ``reorder_max_held`` answers per conversation
+    #: and ``reorder_max_held_total`` per partition (per run in a scan) are held at once.
+    reorder_window_seconds: float = Field(default=10.0, ge=0)
+    reorder_max_held: int = Field(default=16, ge=1, le=256)
+    reorder_max_held_total: int = Field(default=10_000, ge=1)
     # Sampled claim checks (SPEC §5)
     #: Share of answers without medical or high/critical findings that are checked.
     sample_rate: float = Field(default=0.1, ge=0.0, le=1.0)

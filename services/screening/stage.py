@@ -11,6 +11,7 @@ from schemas.events import ChatEvent
 from schemas.outputs import Direction, Finding
 from services.rules.engine import Match, RuleEngine
 from services.rules.masking import mask
+from services.rules.pack import Rule
 from services.screening.memory import ConversationMemory, MemoryLimits, value_hash
 
 __all__ = ["VALUE_CATEGORIES", "Screened", "Screener", "screen"]
@@ -37,6 +38,38 @@ def _direction(event: ChatEvent, match: Match, known: bool) -> Direction:
     return "echo" if known else "leak"
 
 
+def _finding(
+    event: ChatEvent,
+    rule: Rule,
+    start: int,
+    end: int,
+    evidence: str,
+    direction: Direction,
+    score: float,
+    explanation: str,
+) -> Finding:
+    return Finding(
+        finding_id=f"{event.event_id}:{rule.id}:{start}-{end}",
+        event_id=event.event_id,
+        conversation_id=event.conversation_id,
+        turn_index=event.turn_index,
+        timestamp=event.timestamp,
+        role=event.role,
+        tenant=event.tenant,
+        language=event.language,
+        rule_id=rule.id,
+        category=rule.category,
+        entity=rule.entity,
+        severity=rule.severity,
+        start=start,
+        end=end,
+        evidence=evidence,
+        direction=direction,
+        score=score,
+        explanation=explanation,
+    )
+
+
 def screen(
     event: ChatEvent,
     engine: RuleEngine,
@@ -47,45 +80,30 @@ def screen(
 ) -> Screened:
     """Apply every rule to one event.
 
-    User turns add keyed hashes of their values to the conversation memory; assistant turns look
-    their values up to decide ``echo`` (the user gave it) or ``leak`` (they did not). Evidence is
-    masked with the rule's strategy. ``memory`` is not mutated; the new one is returned.
+    User turns add keyed hashes of their values to the conversation memory, with their turn
+    index; assistant turns look their values up to decide ``echo`` (the user gave it at this
+    turn index or before) or ``leak`` (they did not). Evidence is masked with the rule's
+    strategy. ``memory`` is not mutated; the new one is returned.
     """
     limits = limits or MemoryLimits()
     now = event.timestamp.timestamp()
+    turn = event.turn_index
     matches = engine.scan(event.content, event.role, event.base_language)
     findings: list[Finding] = []
-    new_digests: list[str] = []
+    new_values: list[tuple[str, str | None]] = []
     for m in matches:
         rule = m.rule
         digest = value_hash(m.value, key, compact=rule.compare == "compact")
-        known = memory is not None and memory.knows(digest, now, limits)
+        known = memory is not None and memory.knows(digest, now, limits, turn)
         if event.role == "user" and rule.category in VALUE_CATEGORIES:
-            new_digests.append(digest)
+            new_values.append((digest, rule.id))
+        evidence = mask(m.value, rule.mask, rule.entity, key)
+        direction = _direction(event, m, known)
         findings.append(
-            Finding(
-                finding_id=f"{event.event_id}:{rule.id}:{m.start}-{m.end}",
-                event_id=event.event_id,
-                conversation_id=event.conversation_id,
-                turn_index=event.turn_index,
-                timestamp=event.timestamp,
-                role=event.role,
-                tenant=event.tenant,
-                language=event.language,
-                rule_id=rule.id,
-                category=rule.category,
-                entity=rule.entity,
-                severity=rule.severity,
-                start=m.start,
-                end=m.end,
-                evidence=mask(m.value, rule.mask, rule.entity, key),
-                direction=_direction(event, m, known),
-                score=m.score,
-                explanation=m.explanation,
-            )
+            _finding(event, rule, m.start, m.end, evidence, direction, m.score, m.explanation)
         )
-    if new_digests:
-        memory = (memory or ConversationMemory()).remember(new_digests, now, limits)
+    if new_values:
+        memory = (memory or ConversationMemory()).remember(new_values, now, limits, turn)
     abstained: bool | None = None
     if event.role == "assistant":
         if event.abstained is not None:

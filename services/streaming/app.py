@@ -326,6 +326,16 @@ def create_app(settings: Settings, registry: CollectorRegistry | None = None) ->
         except Exception as exc:  # the timer must live on
             runner.errors.error("sweep", "state sweep failed: %s", type(exc).__name__, exc=exc)
 
+    if settings.reorder_window_seconds > 0:
+
+        @app.timer(max(0.5, settings.reorder_window_seconds / 2), name="vigil.reorder.release")
+        async def release_held() -> None:
+            """Answers held for the reorder window whose conversation went quiet: released
+            here once due (the conversation's next event releases them otherwise)."""
+            if serving(app):
+                owned = owned_partitions(app, state_table.changelog_topic.get_topic_name())
+                await runner.release_held(sorted(owned))
+
     def reset() -> None:
         runner.reset()
         for hook in ctx.on_reset:

@@ -152,6 +152,7 @@ class StreamRunner:
             found = PartitionState(
                 memory=s("memory", partition),
                 events=s("events", partition),
+                held=s("held", partition),
                 review=ReviewState(
                     items=s("review-items", partition),
                     context=s("review-context", partition),
@@ -249,8 +250,9 @@ class StreamRunner:
 
     def _observed(self, step: Step) -> None:
         if self.on_review is not None:
-            for outcome in step.review:
-                self.on_review(outcome)
+            for done in step.chain():
+                for outcome in done.review:
+                    self.on_review(outcome)
 
     # ------------------------------------------------------------------ agents
 
@@ -271,7 +273,23 @@ class StreamRunner:
             self._observed(step)
             steps.append(step)
         self.flush(touched)
-        await self.deliver(Effects([e for s in steps for e in s.emits]))
+        await self.deliver(Effects([e for s in steps for d in s.chain() for e in d.emits]))
+        return steps
+
+    async def release_held(self, partitions: Iterable[int]) -> list[Step]:
+        """Release the held answers of ``partitions`` that are due (the state timer)."""
+        now = self.clock()
+        touched = self._stamp(now, partitions)
+        steps: list[Step] = []
+        for st in touched:
+            try:
+                steps += self.flow.release_held(st, now=now, deferred=self.deferred)
+            except Exception as exc:  # the timer must live on; the answers stay held
+                self.errors.error("release", "releasing held answers failed", exc=exc)
+        for step in steps:
+            self._observed(step)
+        self.flush(touched)
+        await self.deliver(Effects([e for s in steps for d in s.chain() for e in d.emits]))
         return steps
 
     async def check(self, records: Sequence[Record]) -> list[Step]:

@@ -60,7 +60,10 @@ def _records(*values: bytes, partition: int = 0) -> list[Record]:
 
 def _runner(tmp_path: Path, *, deferred: bool) -> tuple[StreamRunner, ListSink, CollectorRegistry]:
     registry = CollectorRegistry()
-    settings = Settings(rules_dir=PACK, data_dir=tmp_path, store="memory://")
+    # Answers with a leak are decided at once here; holding them is tested in test_reorder.py.
+    settings = Settings(
+        rules_dir=PACK, data_dir=tmp_path, store="memory://", reorder_window_seconds=0
+    )
     flow = Dataflow(settings, registry, clock="wall", partitions=1)
     sink = ListSink()
     runner = StreamRunner(flow, MemoryStates(flow), sink, deferred=deferred, clock=lambda: 1.8e9)
