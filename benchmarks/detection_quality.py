@@ -29,6 +29,7 @@ from typing import Any
 
 import phonenumbers
 from phonenumbers import Leniency
+from stdnum import luhn
 from stdnum.nl import bsn
 from stdnum.us import ssn
 
@@ -767,6 +768,113 @@ def bsn_assistant_check(
     return out
 
 
+@dataclass
+class EchoRow:
+    """Assistant turns repeating a user's value bare, for one entity."""
+
+    entity: str
+    pairs: int = 0
+    rules_only: int = 0  # echoes found by the rules alone (memory lookup off)
+    with_memory: int = 0  # echoes found with the memory lookup
+    other_numbers: int = 0  # answers with a number the user never gave
+    false_echoes: int = 0  # findings on those
+
+
+def echo_check(repo_root: Path = REPO_ROOT, n: int = 400, seed: int = 20241205) -> list[EchoRow]:
+    """CONSTRUCTED here: a user gives a value next to its context word (so the rule fires), the
+    assistant repeats it bare ("Genoteerd: 123456782.", spaced or dashed differently) in Dutch,
+    English or Vietnamese; and, as negatives, answers with another number of the same shape the
+    user never gave. Screened as the dataflow does (``services.screening.screen``), once with
+    the rules alone (an empty remembered rule: no lookup) and once with the memory lookup."""
+    from services.screening import screen
+
+    engine = default_engine(repo_root)
+    key = b"quality-benchmark-key"
+    rng = random.Random(seed)
+
+    def digits(k: int) -> str:
+        return f"{rng.randrange(10 ** (k - 1), 10**k)}"
+
+    def bsn_value() -> str:
+        while not bsn.is_valid(v := digits(9)):
+            pass
+        return v
+
+    def ssn_value() -> str:
+        while not ssn.is_valid(v := digits(9)):
+            pass
+        return v
+
+    def card12() -> str:
+        body = digits(11)
+        return body + luhn.calc_check_digit(body)
+
+    def us_phone() -> str:
+        while True:
+            v = f"{rng.randrange(2, 10)}{digits(2)}{rng.randrange(2, 10)}{digits(6)}"
+            number = phonenumbers.parse(v, "US")
+            if phonenumbers.region_code_for_number(number) in ("US", "CA"):
+                return v
+
+    cases = {
+        "NL_BSN": (bsn_value, "Mijn BSN is {}.", "nl", lambda v: f"{v[:3]} {v[3:6]} {v[6:]}"),
+        "US_SSN": (ssn_value, "My SSN is {}.", "en", lambda v: f"{v[:3]}-{v[3:5]}-{v[5:]}"),
+        "CREDIT_CARD": (
+            card12,
+            "My card number is {}.",
+            "en",
+            lambda v: f"{v[:4]} {v[4:8]} {v[8:]}",
+        ),
+        "PHONE_NUMBER": (us_phone, "Call me on {}.", "en", lambda v: v),
+    }
+    answers = (
+        ("Genoteerd: {}.", "nl"),
+        ("Noted: {} is on file.", "en"),
+        ("Đã ghi nhận: {}.", "vi"),
+    )
+    rows = []
+    for entity, (make, said, lang, regroup) in cases.items():
+        row = EchoRow(entity)
+        for i in range(n):
+            value = make()
+            template, alang = answers[i % len(answers)]
+            shown = value if i % 2 == 0 else regroup(value)
+            user = _event_of("u", 0, "user", said.format(value), lang)
+            answer = _event_of("a", 1, "assistant", template.format(shown), alang)
+            other = _event_of("o", 1, "assistant", template.format(make()), alang)
+            memory = screen(user, engine, None, key=key).memory
+            assert memory is not None, said.format(value)
+            blind = memory.model_copy(
+                update={"seen": {d: r._replace(rule=None) for d, r in memory.seen.items()}}
+            )
+            row.pairs += 1
+            for mem, attr in ((blind, "rules_only"), (memory, "with_memory")):
+                out = screen(answer, engine, mem, key=key).findings
+                if any(f.entity == entity and f.direction == "echo" for f in out):
+                    setattr(row, attr, getattr(row, attr) + 1)
+            row.other_numbers += 1
+            out = screen(other, engine, memory, key=key).findings
+            row.false_echoes += any(f.category == "pii" for f in out)
+        rows.append(row)
+    return rows
+
+
+def _event_of(eid: str, turn: int, role: str, content: str, language: str) -> Any:
+    from schemas.events import ChatEvent
+
+    record = {
+        "schema_version": 1,
+        "event_id": eid,
+        "conversation_id": "c",
+        "turn_index": turn,
+        "timestamp": "2026-11-02T10:00:00Z",
+        "role": role,
+        "content": content,
+        "language": language,
+    }
+    return ChatEvent.model_validate_json(json.dumps(record))
+
+
 def example_log_check(repo_root: Path, engine: RuleEngine) -> dict[str, Any] | None:
     """The project's example log (``examples/``, built here, so no claim): planted values and
     statements found, and anything else found (its decoys and ordinary messages must stay quiet).
@@ -844,6 +952,7 @@ def render_markdown(
     example_log: dict[str, Any] | None = None,
     phones: list[PhoneRow] | None = None,
     bsn_variants: list[BsnVariant] | None = None,
+    echoes: list[EchoRow] | None = None,
 ) -> str:
     lines = [
         "# Detection quality of the default rule packs",
@@ -983,6 +1092,27 @@ def render_markdown(
             "person's number all the same). NL_BSN's claim above stays \"next to a BSN word\";",
             "these figures are outside the gate.",
         ]
+    if echoes:
+        lines += [
+            "",
+            "## Values repeated bare in answers (echo through the conversation memory)",
+            "",
+            "Constructed here: a user gives a value next to its context word, the assistant",
+            'repeats it without one ("Genoteerd: 123456782.", half of them grouped differently)',
+            "in Dutch, English or Vietnamese. *Rules alone* is the echo found without the memory",
+            "lookup; *with memory* looks the answer's numbers and tokens up by keyed hash. The",
+            "negatives are answers with another number of the same shape the user never gave:",
+            "any finding on them is a false one.",
+            "",
+            "| entity | pairs | echo, rules alone | echo, with memory | other numbers"
+            " | false findings |",
+            "|---|---:|---:|---:|---:|---:|",
+        ]
+        for r in echoes:
+            lines.append(
+                f"| {r.entity} | {r.pairs} | {r.rules_only / r.pairs:.3f}"
+                f" | {r.with_memory / r.pairs:.3f} | {r.other_numbers} | {r.false_echoes} |"
+            )
     if cross:
         lines += [
             "",
@@ -1081,6 +1211,7 @@ def main(argv: list[str] | None = None) -> int:
         example_log=example_log_check(REPO_ROOT, engine),
         phones=phone_regions_check(args.corpora),
         bsn_variants=bsn_assistant_check(args.corpora),
+        echoes=echo_check(),
     )
     text += grounding_section(REPO_ROOT / "docs" / "grounding.md")
     if args.write:

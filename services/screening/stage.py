@@ -5,7 +5,10 @@ The same function serves ``vigil scan`` and the Faust worker; neither adds logic
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
+
+import re2
 
 from schemas.events import ChatEvent
 from schemas.outputs import Direction, Finding
@@ -14,7 +17,7 @@ from services.rules.masking import mask
 from services.rules.pack import Rule
 from services.screening.memory import ConversationMemory, MemoryLimits, value_hash
 
-__all__ = ["VALUE_CATEGORIES", "Screened", "Screener", "screen"]
+__all__ = ["VALUE_CATEGORIES", "Screened", "Screener", "repeat_candidates", "screen"]
 
 #: Categories whose findings carry a personal or secret value, for which leak/echo is decided.
 VALUE_CATEGORIES = frozenset({"pii", "secret", "prompt_leak"})
@@ -36,6 +39,74 @@ def _direction(event: ChatEvent, match: Match, known: bool) -> Direction:
     if match.rule.category not in VALUE_CATEGORIES:
         return "output"
     return "echo" if known else "leak"
+
+
+#: Candidate values for a bare repeat: runs of digit groups joined by single separators, and
+#: alphanumeric tokens with a digit. RE2: linear in the text, like the rules.
+_DIGIT_GROUPS = re2.compile(r"\d+(?:[ .\-/]\d+)*")
+_TOKEN = re2.compile(r"[A-Za-z0-9][A-Za-z0-9_\-]{7,}")
+_GROUP = re2.compile(r"\d+")
+#: A repeated value has 6 to 34 digits (phone, BSN, SSN, card, CCCD, IBAN digits) and spans at
+#: most this many of the groups a run is made of.
+_MIN_DIGITS, _MAX_DIGITS, _MAX_GROUPS = 6, 34, 6
+
+
+def repeat_candidates(text: str) -> Iterator[tuple[int, int]]:
+    """Spans that may repeat a value bare: every window of up to six consecutive digit groups
+    of a run (``Genoteerd: 123456782``, ``bel 06 1234 5678 morgen``) with 6 to 34 digits, and
+    every token of 8 or more letters, digits, ``_`` and ``-`` with at least one digit."""
+    for run in _DIGIT_GROUPS.finditer(text):
+        groups = [
+            (run.start() + g.start(), run.start() + g.end()) for g in _GROUP.finditer(run.group())
+        ]
+        for i in range(len(groups)):
+            digits = 0
+            for j in range(i, min(i + _MAX_GROUPS, len(groups))):
+                digits += groups[j][1] - groups[j][0]
+                if digits > _MAX_DIGITS:
+                    break
+                if digits >= _MIN_DIGITS:
+                    yield groups[i][0], groups[j][1]
+    for tok in _TOKEN.finditer(text):
+        value = tok.group()
+        if any(ch.isdigit() for ch in value) and not value.isdigit():
+            yield tok.start(), tok.end()
+
+
+def _bare_repeats(
+    event: ChatEvent,
+    engine: RuleEngine,
+    memory: ConversationMemory,
+    found: list[Finding],
+    key: bytes,
+    limits: MemoryLimits,
+    now: float,
+) -> list[Finding]:
+    """Findings for values of the user's that the assistant repeats where no rule fires: each
+    candidate span is hashed and looked up in the memory (keyed hashes only)."""
+    taken = sorted((f.start, f.end) for f in found if f.category in VALUE_CATEGORIES)
+    out: list[Finding] = []
+    for start, end in repeat_candidates(event.content):
+        if any(a < end and start < b for a, b in taken):
+            continue
+        value = event.content[start:end]
+        hit = memory.lookup(value_hash(value, key), now, limits, event.turn_index)
+        if hit is None or hit.rule is None:
+            continue
+        rule = engine.rules.get(hit.rule)
+        if rule is None:  # the rule is no longer loaded
+            continue
+        taken.append((start, end))
+        why = (
+            f"repeats a value the user gave at turn {hit.turn} (keyed hash in conversation "
+            f"memory), where no pattern of {rule.id} matched"
+        )
+        out.append(
+            _finding(
+                event, rule, start, end, mask(value, rule.mask, rule.entity, key), "echo", 1.0, why
+            )
+        )
+    return out
 
 
 def _finding(
@@ -82,8 +153,10 @@ def screen(
 
     User turns add keyed hashes of their values to the conversation memory, with their turn
     index; assistant turns look their values up to decide ``echo`` (the user gave it at this
-    turn index or before) or ``leak`` (they did not). Evidence is masked with the rule's
-    strategy. ``memory`` is not mutated; the new one is returned.
+    turn index or before) or ``leak`` (they did not), and look up the numbers and tokens no rule
+    matched as well: a value of the user's repeated bare is an ``echo`` of the rule that found
+    it. Evidence is masked with the rule's strategy. ``memory`` is not mutated; the new one is
+    returned.
     """
     limits = limits or MemoryLimits()
     now = event.timestamp.timestamp()
@@ -102,6 +175,10 @@ def screen(
         findings.append(
             _finding(event, rule, m.start, m.end, evidence, direction, m.score, m.explanation)
         )
+    if event.role == "assistant" and memory is not None and memory.seen:
+        repeats = _bare_repeats(event, engine, memory, findings, key, limits, now)
+        if repeats:
+            findings = sorted([*findings, *repeats], key=lambda f: (f.start, f.end, f.rule_id))
     if new_values:
         memory = (memory or ConversationMemory()).remember(new_values, now, limits, turn)
     abstained: bool | None = None
