@@ -219,12 +219,14 @@ class WindowCounter:
         store: KeyedStore,
         *,
         partition: int,
-        offset: int,
+        offset: int | None,
         now: float,
     ) -> bool:
-        """Add one screened message; ``False`` when its offset was counted already."""
+        """Add one screened message; ``False`` when its offset was counted already. ``offset``
+        ``None``: a message not read from the partition just now (an answer released from the
+        reorder window, its offset behind those counted since): counted, offset untouched."""
         value = self._value(store, partition)
-        if offset <= value["o"]:
+        if offset is not None and offset <= value["o"]:
             return False  # redelivered after a crash: already counted
         cfg = self.cfg
         window = str(_window_start(now, cfg.window_seconds))
@@ -245,7 +247,8 @@ class WindowCounter:
         for category, direction in sorted(seen):
             s = series_field(category, tenant, direction)
             counts["s"][s] = counts["s"].get(s, 0) + 1
-        value["o"] = offset
+        if offset is not None:
+            value["o"] = offset
         return True
 
     def flush(self) -> None:

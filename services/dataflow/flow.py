@@ -371,6 +371,8 @@ class Dataflow:
         st: PartitionState,
         source: Source,
         now: float,
+        *,
+        released: bool = False,
     ) -> None:
         if self.counter is not None and st.counts is not None:
             self.counter.count(
@@ -378,7 +380,7 @@ class Dataflow:
                 findings,
                 st.counts,
                 partition=source.partition,
-                offset=source.offset,
+                offset=None if released else source.offset,
                 now=now,
             )
 
@@ -444,7 +446,7 @@ class Dataflow:
             key = event.conversation_id.encode()
             step.emits.append(Emit(VERDICTS, key, checked.report))
             step.emits += [Emit(FINDINGS, key, f) for f in checked.findings]
-        self._after(event, step, st, source, now, screened=screened)
+        self._after(event, step, st, source, now, screened=screened, released=released)
         return step
 
     def _after(
@@ -459,6 +461,7 @@ class Dataflow:
         check: Literal["pending", "done"] | None = None,
         remember: bool = True,
         first: bool = True,
+        released: bool = False,
     ) -> None:
         outcome = self.review.observe(
             event,
@@ -483,7 +486,7 @@ class Dataflow:
                 check=check,
             )
         if first:
-            self._count(event, screened, st, source, now)
+            self._count(event, screened, st, source, now, released=released)
 
     # ------------------------------------------------------------------ deferred
 
@@ -523,9 +526,8 @@ class Dataflow:
             return step
         screened = list(step.findings)
         sampled = step.decision is not None and step.decision.sampled
-        self._after(
-            event, step, st, source, now, screened=screened, check="pending" if sampled else None
-        )
+        check: Literal["pending"] | None = "pending" if sampled else None
+        self._after(event, step, st, source, now, screened=screened, check=check, released=released)
         if sampled and step.decision is not None:
             request = CheckRequest(event=event, decision=step.decision, findings=screened)
             step.request = request

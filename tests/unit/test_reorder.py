@@ -153,3 +153,32 @@ async def test_the_worker_holds_and_releases_on_its_clock() -> None:
         registry.get_sample_value("vigil_events_total", {"role": "assistant", "tenant": "none"})
         == 1
     )
+
+
+async def test_a_released_answer_is_counted_by_the_spike_detector() -> None:
+    """The detector's window counter skips offsets it counted (a redelivery); a released answer
+    is behind those, and must be counted all the same."""
+    settings = Settings(store="memory://", reorder_window_seconds=10)
+    flow = Dataflow(settings, CollectorRegistry(), clock="wall", partitions=1)
+    assert flow.counter is not None
+    now = [1.8e9]
+    runner = StreamRunner(flow, MemoryStates(flow), ListSink(), clock=lambda: now[0])
+
+    def rec(line: str, offset: int, cid: str) -> Record:
+        return Record(line.encode(), cid.encode(), "chat.events", 0, offset)
+
+    await runner.screen([rec(ev("a1", 1, "assistant", f"I noted {EMAIL}.", 0), 1, "c1")])
+    await runner.screen([rec(ev("x0", 0, "user", "hello", 1, cid="c2"), 2, "c2")])
+    now[0] += 11
+    [released] = await runner.release_held([0])
+    assert released.event is not None and released.event.event_id == "a1"
+    counts = json.loads(runner.partition_state(0).counts["p/0"])  # type: ignore[index]
+    series = [json.loads(s) for w in counts["w"].values() for s in w["s"]]
+    assert ["pii", "none", "leak"] in series, counts
+    messages = sum(
+        n
+        for w in counts["w"].values()
+        for k, n in w["m"].items()
+        if json.loads(k)[1] == "assistant"
+    )
+    assert messages == 1
