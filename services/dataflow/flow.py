@@ -149,6 +149,16 @@ class Step:
             yield from step.chain()
 
 
+@dataclass(frozen=True, slots=True)
+class _Taken:
+    """A record taken for screening (:meth:`Dataflow._take`)."""
+
+    event: ChatEvent
+    now: float
+    released: list[Step]
+    memory: ConversationMemory | _Unread | None
+
+
 class Dataflow:
     """The stages and their state specs (see the module docstring).
 
@@ -401,6 +411,25 @@ class Dataflow:
     ) -> Step:
         """Every stage for one record, the check inline (see the module docstring). ``judge``
         asks the judge about a sampled answer's claims (``vigil scan`` with a judge)."""
+        taken = self._take(raw, source, st, now, deferred=False, judge=judge)
+        if isinstance(taken, Step):
+            return taken
+        step = self._inline(taken.event, source, st, taken.now, judge, memory=taken.memory)
+        step.released = taken.released
+        return step
+
+    def _take(
+        self,
+        raw: bytes,
+        source: Source,
+        st: PartitionState,
+        now: float,
+        *,
+        deferred: bool,
+        judge: Callable[[ChatEvent], dict[str, JudgeLabel]] | None,
+    ) -> Step | _Taken:
+        """What both compositions do before screening: decode (or a dead letter), skip a
+        repeated event id, release the conversation's held answers that must go first."""
         decoded = self._decode(raw, source)
         if isinstance(decoded, Step):
             return decoded
@@ -410,17 +439,18 @@ class Dataflow:
             return skipped
         if self.clock == "event":  # the event's own time counts: the scan's clock follows it
             now = max(now, event.timestamp.timestamp())
-        # Held answers to release first: a user turn after the window must not make them
-        # echoes, and a later turn must come after them. The memory is read once when nothing
-        # is released.
+        # Held answers first: a user turn after the window must not make them echoes, and a
+        # later turn must come after them. The memory is read once when nothing is released.
         memory = self._memory(st, event.conversation_id)
-        run = self._runner(st, now, False, judge)
         released = self._release(
-            event.conversation_id, st, now, run, next_turn=event.turn_index, memory=memory
+            event.conversation_id,
+            st,
+            now,
+            self._runner(st, now, deferred, judge),
+            next_turn=event.turn_index,
+            memory=memory,
         )
-        step = self._inline(event, source, st, now, judge, memory=UNREAD if released else memory)
-        step.released = released
-        return step
+        return _Taken(event, now, released, UNREAD if released else memory)
 
     def _inline(
         self,
@@ -495,20 +525,11 @@ class Dataflow:
     ) -> Step:
         """Screening and its hooks; a sampled answer becomes a :class:`CheckRequest` on the
         ``checks`` channel (for :meth:`check_deferred`)."""
-        decoded = self._decode(raw, source)
-        if isinstance(decoded, Step):
-            return decoded
-        event = decoded
-        skipped = self._duplicate(event, st, source)
-        if skipped is not None:
-            return skipped
-        memory = self._memory(st, event.conversation_id)
-        run = self._runner(st, now, True, None)
-        released = self._release(
-            event.conversation_id, st, now, run, next_turn=event.turn_index, memory=memory
-        )
-        step = self._deferred(event, source, st, now, memory=UNREAD if released else memory)
-        step.released = released
+        taken = self._take(raw, source, st, now, deferred=True, judge=None)
+        if isinstance(taken, Step):
+            return taken
+        step = self._deferred(taken.event, source, st, taken.now, memory=taken.memory)
+        step.released = taken.released
         return step
 
     def _deferred(
