@@ -10,6 +10,7 @@ ids live in the keyed state kind ``events``, bounded by ``VIGIL_DUPLICATE_MAX_EV
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from pathlib import Path
 
 from prometheus_client import CollectorRegistry
@@ -19,23 +20,15 @@ from services.dataflow.flow import FINDINGS, Dataflow
 from services.scan import run_scan
 from services.settings import Settings
 from services.streaming.runner import MemoryStates, Record, StreamRunner
+from tests.support.chat_events import event
 from tests.unit.test_worker_agent import ListSink
 
 PACK = Path(__file__).parent.parent / "data" / "mini-pack.yaml"
 
 
 def line(eid: str, turn: int, role: str, content: str, at: str = "10:00:00") -> str:
-    return json.dumps(
-        {
-            "schema_version": 1,
-            "event_id": eid,
-            "conversation_id": "c1",
-            "turn_index": turn,
-            "timestamp": f"2026-11-02T{at}Z",
-            "role": role,
-            "content": content,
-        }
-    )
+    when = datetime.fromisoformat(f"2026-11-02T{at}+00:00")
+    return json.dumps(event(eid, "c1", turn, role, content, when=when))
 
 
 def test_scan_skips_repeated_event_ids_and_counts_them(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ from services.dataflow.flow import FINDINGS, Dataflow
 from services.scan import run_scan
 from services.settings import Settings
 from services.streaming.runner import MemoryStates, Record, StreamRunner
+from tests.support.chat_events import event
 from tests.unit.test_worker_agent import ListSink
 
 T0 = datetime(2026, 11, 2, 10, 0, tzinfo=UTC)
@@ -24,17 +25,7 @@ EMAIL = "anna.devries@example.nl"
 
 
 def ev(eid: str, turn: int, role: str, content: str, seconds: float, cid: str = "c1") -> str:
-    return json.dumps(
-        {
-            "schema_version": 1,
-            "event_id": eid,
-            "conversation_id": cid,
-            "turn_index": turn,
-            "timestamp": (T0 + timedelta(seconds=seconds)).isoformat(),
-            "role": role,
-            "content": content,
-        }
-    )
+    return json.dumps(event(eid, cid, turn, role, content, when=T0 + timedelta(seconds=seconds)))
 
 
 def scan(tmp_path: Path, rows: list[str], **settings: object) -> tuple[list[Finding], object]:

@@ -19,6 +19,7 @@ from typer.testing import CliRunner, Result
 
 from services.cli import app
 from services.scan import OUTPUT_FILES
+from tests.support.chat_events import event
 from tests.support.judge_server import JudgeServer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,18 +28,7 @@ EXAMPLE = ROOT / "examples" / "chat-events.jsonl"
 
 
 def line(i: int, role: str, content: str, conv: str = "c1", **extra: object) -> str:
-    return json.dumps(
-        {
-            "schema_version": 1,
-            "event_id": f"e{i}",
-            "conversation_id": conv,
-            "turn_index": i,
-            "timestamp": "2026-11-02T10:00:00Z",
-            "role": role,
-            "content": content,
-            **extra,
-        }
-    )
+    return json.dumps(event(f"e{i}", conv, i, role, content, **extra))
 
 
 def scan(*args: str, env: dict[str, str] | None = None) -> Result:
