@@ -464,7 +464,7 @@
         "item " + item.item_id + " · ", el("span", { class: "status-" + item.status, id: "item-status" }, item.status),
         " · tenant " + (item.tenant || "—") + " · " + item.admission + (item.admission === "sampled" ? " (p=" + item.inclusion_probability + ")" : "") +
         " · created " + when(item.created_at) +
-        (item.claimed_by ? " · claimed by " + item.claimed_by + (item.lease_expires_at ? " until " + when(item.lease_expires_at) : "") : "") +
+        (item.status === "claimed" && item.claimed_by ? " · claimed by " + item.claimed_by + (item.lease_expires_at ? " until " + when(item.lease_expires_at) : "") : "") +
         (item.assigned_to ? " · assigned to " + item.assigned_to + " until " + when(item.assignment_expires_at) : "") +
         (item.reviews_required > 1 ? " · needs two reviewers" : "")),
       state.revealed ? el("p", { class: "revealed-banner" }, "Unmasked values shown; this view was logged.") : null,
