@@ -1,6 +1,8 @@
 """The reveal flow of the review page in a real browser: Debian's Chromium driven by Playwright,
 against the API and page served on a loopback port with the in-memory store (which, like the
-worker's table, keeps the matched values a scan never keeps).
+worker's table, keeps the matched values a scan never keeps); and a claim that carries a
+structured medical reading (the form the grounding checks' ``ClaimCheck.medical`` takes) shown
+with the passage claim that contradicts it.
 
 A reviewer with the reveal role must claim the item and state a purpose before the values are
 shown; the reveal is logged with the purpose and without values. Waits use selectors, not
@@ -12,11 +14,13 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from aiohttp import web
 
 from schemas.review import RevealEvent, ReviewAction, ReviewItem
+from schemas.verdicts import ClaimCheck, GroundingReport
 from services.review.api import ReviewAPI, create_review_app
 from services.review.auth import Reviewer, TokenAuth
 from services.review.evidence import make_flag
@@ -57,9 +61,86 @@ def _leak_item() -> ReviewItem:
     return item
 
 
+_READING: dict[str, Any] = {
+    "kind": "dose",
+    "drugs": ["paracetamol"],
+    "populations": ["adult"],
+    "amount": {"low": 8000.0, "high": 8000.0, "kind": "max"},
+    "unit": "mg",
+    "basis": "day",
+    "polarity": "allowed",
+    "summary": "max 8000 mg per 24 h",
+}
+_PASSAGE_READING = {**_READING, "amount": {"low": 4000.0, "high": 4000.0, "kind": "max"}}
+_PASSAGE_READING["summary"] = "max 4000 mg per 24 h"
+
+
+class _ReadClaim(ClaimCheck):
+    """A claim as the grounding checks describe it once they read medical claims."""
+
+    medical: list[dict[str, Any]]
+
+
+def _dose_item() -> ReviewItem:
+    text = "Adults may take up to 8 g of paracetamol a day."
+    ev = event(text, cid="conv-en-0099", eid="evt-99", turn=1, when=NOW - timedelta(minutes=5))
+    claim = _ReadClaim(
+        text=text,
+        start=0,
+        end=len(text),
+        kind="dose",
+        grounded=False,
+        method="deterministic",
+        support=0.4,
+        best_doc=None,
+        medical=[
+            {
+                "status": "contradicted",
+                "reading": _READING,
+                "supporting": [],
+                "contradicting": [
+                    {
+                        "doc_id": "pil-paracetamol-en-02",
+                        "sentence": "Do not take more than 4 g in 24 hours.",
+                        "reading": _PASSAGE_READING,
+                    }
+                ],
+                "explanation": "answer: max 8000 mg per 24 h; passage: max 4000 mg per 24 h",
+            }
+        ],
+    )
+    report = GroundingReport(
+        event_id="evt-99",
+        conversation_id="conv-en-0099",
+        turn_index=1,
+        timestamp=ev.timestamp,
+        stratum="always",
+        inclusion_probability=1.0,
+        faithfulness=0.0,
+        claims=[claim],
+        ungrounded=[text],
+        fabricated_citations=[],
+        unsupported_citations=[],
+        fact_checks=[],
+    )
+    flag = make_flag(
+        ev,
+        [finding(ev, text, "grounding.ungrounded_dose")],
+        report,
+        POLICY,
+        at=NOW - timedelta(minutes=5),
+    )
+    assert flag is not None
+    # The flag keeps the verdict as the queue bounds it; put the reading claim back in place.
+    flag = flag.model_copy(update={"verdict": report})
+    item = apply(None, flag).item
+    assert item is not None
+    return item
+
+
 @pytest.fixture
 async def served() -> AsyncIterator[tuple[str, MemoryStore]]:
-    store = MemoryStore([_leak_item()])
+    store = MemoryStore([_leak_item(), _dose_item()])
     api = ReviewAPI(store, AUTH, POLICY.queue)
     runner = web.AppRunner(create_review_app(api))
     await runner.setup()
@@ -87,12 +168,23 @@ async def test_a_reveal_needs_a_claim_and_a_purpose_and_is_logged(
 
         await page.fill("#token", ANN)
         await page.click("#login-submit")
+        await page.wait_for_selector("#item h2:has-text('conv-en-0099')")  # priority 100 first
+        reading = page.locator(".reading.medical")
+        said = await reading.text_content() or ""
+        assert "contradicted" in said and "answer reads: max 8000 mg per 24 h" in said
+        assert "paracetamol · for adult · allowed" in said
+        against = await reading.locator("blockquote.contradicting").text_content() or ""
+        assert "pil-paracetamol-en-02 (max 4000 mg per 24 h)" in against
+        assert "Do not take more than 4 g in 24 hours." in against
+        await page.keyboard.press("j")
         await page.wait_for_selector("#item h2:has-text('conv-nl-0007')")
         assert await page.locator("#btn-reveal").count() == 0  # no reveal role, no button
         await page.click("#signout")
 
         await page.fill("#token", RITA)
         await page.click("#login-submit")
+        await page.wait_for_selector("#item h2:has-text('conv-en-0099')")
+        await page.keyboard.press("j")
         await page.wait_for_selector("#item h2:has-text('conv-nl-0007')")
         assert EMAIL not in (await page.text_content("#turns") or "")
         assert await page.is_disabled("#btn-reveal")  # claim first

@@ -15,6 +15,7 @@ from schemas.review import FindingLabel, LabelInput, ReviewItem, ReviewLabel
 from schemas.verdicts import ClaimCheck, ClaimVerdict, GroundingReport
 from services.review.evidence import make_flag, mask_turn
 from services.review.explain import ExplanationError, load_explanations
+from services.review.label_events import disagreement
 from services.review.labels import (
     LabelSchemaError,
     check_decision,
@@ -22,7 +23,7 @@ from services.review.labels import (
     load_label_schema,
 )
 from services.review.policy import QueueSettings
-from services.review.queue import Tick, apply, disagreement
+from services.review.queue import Tick, apply
 from services.review.view import ViewContext, item_view, matching_span
 from tests.unit.test_review_support import POLICY, action, at, event, finding
 
@@ -430,3 +431,24 @@ def test_masked_turns_keep_passages_masked_and_bounded() -> None:
     leak = next(p for p in turn.passages if p.doc_id == "leak")
     assert EMAIL not in leak.text and leak.truncated
     assert len(leak.text) == POLICY.queue.max_passage_chars
+
+
+def test_a_correction_is_counted_apart_from_the_precision_counter() -> None:
+    from prometheus_client import CollectorRegistry
+
+    from services.review.metrics import ReviewMetrics
+
+    registry = CollectorRegistry()
+    metrics = ReviewMetrics(registry, rule_ids=["pii.email"])
+    item = _claim(_long_item())
+    first = apply(item, action("label", minutes=2, label=_decision(item, "unsure")))
+    assert first.item is not None
+    metrics.observe(first)
+    fix = _decision(item, "false_positive").model_copy(update={"corrects": first.item.label_id})
+    second = apply(first.item, action("label", "bob", minutes=3, label=fix))
+    metrics.observe(second)
+    get = registry.get_sample_value
+    assert get("vigil_review_labels_total", {"rule": "pii.email", "verdict": "unsure"}) == 1
+    assert get("vigil_review_labels_total", {"rule": "pii.email", "verdict": "false_positive"}) == 0
+    assert get("vigil_review_label_corrections_total", {"band": "critical"}) == 1
+    assert get("vigil_review_items_labeled_total", {"band": "critical"}) == 1

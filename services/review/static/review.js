@@ -83,6 +83,8 @@
   function signOut(message) {
     sessionStorage.removeItem(TOKEN_KEY);
     state.me = null;
+    state.items = []; state.index = -1; state.revealed = false;
+    showItem(null);
     $("app").hidden = true;
     $("signout").hidden = true;
     $("who").textContent = "";
@@ -265,11 +267,28 @@
   }
 
   // --- evidence -----------------------------------------------------------------------------
+  // A structured reading of a medical claim (drug, amount, unit, basis, polarity, population)
+  // and the passage claims it was compared with, when the claim checks provide one.
+  function medicalReading(checks) {
+    const who = (r) => [r.drugs.join(", ") || "no drug named", r.populations.length ? "for " + r.populations.join(", ") : null,
+      r.polarity].filter(Boolean).join(" · ");
+    return el("div", { class: "reading medical" }, checks.map((m) => el("div", {},
+      el("span", { class: "claim-status " + m.status }, m.status), " · answer reads: ",
+      el("strong", {}, m.reading.summary), " (" + who(m.reading) + ")",
+      m.explanation ? el("p", { class: "meta" }, m.explanation) : null,
+      (m.contradicting || []).slice(0, 1).map((p) => el("blockquote", { class: "contradicting" },
+        el("span", { class: "meta" }, "contradicted by " + p.doc_id + " (" + p.reading.summary + "): "), p.sentence)),
+      (m.supporting || []).slice(0, 1).map((p) => el("p", { class: "meta" }, "supported by " + p.doc_id + ": " + p.reading.summary)))));
+  }
+
   function reading(extra) {
     const keys = Object.keys(extra || {});
     if (!keys.length) return null;
     const flat = (v) => (v && typeof v === "object") ? Object.entries(v).filter(([, x]) => x !== null && x !== "").map(([k, x]) => k + " " + flat(x)).join(", ") : String(v);
-    return el("dl", { class: "reading" }, keys.map((k) => [el("dt", {}, k.replace(/_/g, " ") + ":"), el("dd", {}, flat(extra[k]))]));
+    const medical = Array.isArray(extra.medical) && extra.medical.length && extra.medical[0].reading ? extra.medical : null;
+    const rest = keys.filter((k) => !(k === "medical" && medical));
+    return el("div", {}, medical ? medicalReading(medical) : null,
+      rest.length ? el("dl", { class: "reading" }, rest.map((k) => [el("dt", {}, k.replace(/_/g, " ") + ":"), el("dd", {}, flat(extra[k]))])) : null);
   }
 
   function claimOrder(c) { return (c.grounded ? 2 : 0) + (c.kind === "other" ? 1 : 0); }
