@@ -71,7 +71,10 @@ def _fail(message: str, code: int = 2) -> typer.Exit:
 
 @app.command()
 def scan(
-    file: Annotated[str, typer.Argument(help="JSONL file of ChatEvents, or - for stdin.")],
+    files: Annotated[
+        list[str],
+        typer.Argument(help="JSONL files of ChatEvents (read in turn as one log), or - for stdin."),
+    ],
     out_dir: Annotated[Path, typer.Option("--out", help="Folder for the outputs.")] = Path(
         "vigil-out"
     ),
@@ -108,7 +111,7 @@ def scan(
         ),
     ] = 0.01,
 ) -> None:
-    """Run every stage over FILE in this process, without Kafka, and print a summary.
+    """Run every stage over FILES in this process, without Kafka, and print a summary.
 
     Exit status: 0 done; 1 a finding at or above --fail-on; 2 unusable input (no valid chat
     event at all) or a bad argument (a missing input, an output folder that cannot be written).
@@ -118,7 +121,10 @@ def scan(
     from services.rules import PackError
     from services.scan import ScanOutputError, run_scan
 
-    _check_input(file)
+    if "-" in files and len(files) > 1:
+        raise _fail("- (stdin) cannot be scanned together with files")
+    for file in files:
+        _check_input(file)
     settings = _settings(
         rules_dir=rules,
         max_content_bytes=max_content_bytes,
@@ -133,7 +139,7 @@ def scan(
         raise _fail(str(exc)) from None
     bar = sys.stderr if progress and sys.stderr.isatty() else None
     try:
-        summary = run_scan(file, out_dir, settings, progress=bar, pipeline=pipeline)
+        summary = run_scan(files, out_dir, settings, progress=bar, pipeline=pipeline)
     except ScanOutputError as exc:
         raise _fail(str(exc)) from None
     except OSError as exc:  # a write that failed midway (disk full, folder removed)
@@ -149,7 +155,7 @@ def scan(
             if not summary.lines
             else "every line is blank"
         )
-        raise _fail(f"no valid chat event in {file}: {what}")
+        raise _fail(f"no valid chat event in {', '.join(files)}: {what}")
     if summary.dead_letter_share > dead_letter_warn:
         err.print(
             f"[yellow]warning:[/yellow] {summary.dead_letter_share:.1%} of the lines are dead "
