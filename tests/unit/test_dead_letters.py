@@ -4,8 +4,8 @@ the same records, ``tests/integration/test_worker_dead_letters.py``).
 By default a dead letter keeps the reason, the position, the length, a keyed digest of the whole
 message and its text with every value the screening rules find masked; no text at all when it
 is not UTF-8. ``VIGIL_DEAD_LETTER_RAW=true`` adds the raw bytes, with a warning. The file is
-mode 0600. Every record is checked against the ``DeadLetter`` model (whose JSON Schema is the
-published ``schemas/json/DeadLetter.schema.json``, checked against the model in test_schemas).
+mode 0600. Every record is checked against the ``DeadLetter`` model and the file against its
+published ``schemas/json/DeadLetter.schema.json``.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 from schemas import DeadLetter
 from services.cli import app
 from services.settings import Settings
+from tests.support.json_schemas import schema_errors
 
 VALUES = {
     "phone": "0901 118 800",
@@ -74,6 +75,7 @@ def scan(tmp_path: Path, env: dict[str, str] | None = None) -> tuple[list[str], 
     assert res.exit_code == 0, res.output
     path = out / "dead_letters.jsonl"
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert schema_errors("DeadLetter", path) == []
     return path.read_text(encoding="utf-8").splitlines(), res.output
 
 
