@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
-from schemas.events import Role
+from schemas.events import ChatEvent, Role
 
 __all__ = [
     "Category",
@@ -56,6 +56,45 @@ class Finding(_Out):
     direction: Direction
     score: float = Field(ge=0.0, le=1.0, description="Rule confidence, raised by context words.")
     explanation: str = Field(description="What matched: pattern name, validator, context.")
+
+    @classmethod
+    def in_event(
+        cls,
+        event: ChatEvent,
+        *,
+        rule_id: str,
+        category: Category,
+        entity: str,
+        severity: Severity,
+        start: int,
+        end: int,
+        evidence: str,
+        direction: Direction,
+        score: float,
+        explanation: str,
+    ) -> Finding:
+        """The finding of rule ``rule_id`` at ``start:end`` of ``event``'s content, with the
+        event's ids, turn, time, role, tenant and language."""
+        return cls(
+            finding_id=f"{event.event_id}:{rule_id}:{start}-{end}",
+            event_id=event.event_id,
+            conversation_id=event.conversation_id,
+            turn_index=event.turn_index,
+            timestamp=event.timestamp,
+            role=event.role,
+            tenant=event.tenant,
+            language=event.language,
+            rule_id=rule_id,
+            category=category,
+            entity=entity,
+            severity=severity,
+            start=start,
+            end=end,
+            evidence=evidence,
+            direction=direction,
+            score=score,
+            explanation=explanation,
+        )
 
 
 class DeadLetter(_Out):

@@ -155,15 +155,8 @@ class ClaimChecker:
         self, event: ChatEvent, rule_id: str, start: int, end: int, evidence: str, why: str
     ) -> Finding:
         info = GROUNDING_RULES[rule_id]
-        return Finding(
-            finding_id=f"{event.event_id}:{rule_id}:{start}-{end}",
-            event_id=event.event_id,
-            conversation_id=event.conversation_id,
-            turn_index=event.turn_index,
-            timestamp=event.timestamp,
-            role=event.role,
-            tenant=event.tenant,
-            language=event.language,
+        return Finding.in_event(
+            event,
             rule_id=rule_id,
             category=info.category,
             entity=info.entity,

@@ -119,15 +119,8 @@ def _finding(
     score: float,
     explanation: str,
 ) -> Finding:
-    return Finding(
-        finding_id=f"{event.event_id}:{rule.id}:{start}-{end}",
-        event_id=event.event_id,
-        conversation_id=event.conversation_id,
-        turn_index=event.turn_index,
-        timestamp=event.timestamp,
-        role=event.role,
-        tenant=event.tenant,
-        language=event.language,
+    return Finding.in_event(
+        event,
         rule_id=rule.id,
         category=rule.category,
         entity=rule.entity,
