@@ -18,9 +18,12 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from services.cli import app
+from services.review.embedded import ACTIONS_FILE, LABELS_FILE, REVIEW_LABELS_FILE, STATE_FILE
 from services.scan import OUTPUT_FILES
 from tests.support.chat_events import event
 from tests.support.judge_server import JudgeServer
+
+REVIEW_FILES = (STATE_FILE, ACTIONS_FILE, REVIEW_LABELS_FILE, LABELS_FILE)
 
 ROOT = Path(__file__).resolve().parents[2]
 PACK = ROOT / "tests" / "data" / "mini-pack.yaml"
@@ -185,6 +188,10 @@ def test_reused_output_folder_keeps_no_stale_file(tmp_path: Path) -> None:
     for name in OUTPUT_FILES:
         (out / name).write_text("from a previous run\n")
     (out / "notes.txt").write_text("the user's own file\n")
+    # The reviewers' work that `vigil review serve --from` keeps in the folder is not the scan's.
+    reviewed = {name: f"{name} of the reviewers\n" for name in REVIEW_FILES}
+    for name, text in reviewed.items():
+        (out / name).write_text(text)
     res = scan(str(write(tmp_path / "in.jsonl", CLEAN)), "--out", str(out))
     assert res.exit_code == 0
     # One clean week of events retires no period: no archive, so no archive file at all.
@@ -192,6 +199,7 @@ def test_reused_output_folder_keeps_no_stale_file(tmp_path: Path) -> None:
     for name in set(OUTPUT_FILES) - {"evalset-archive.jsonl"}:
         assert "previous run" not in (out / name).read_text(), name
     assert (out / "notes.txt").read_text() == "the user's own file\n"
+    assert {name: (out / name).read_text() for name in reviewed} == reviewed
 
 
 def test_evalset_disabled_leaves_no_old_evalset(tmp_path: Path) -> None:
