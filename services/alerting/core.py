@@ -28,7 +28,7 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Gauge
 from pydantic import ValidationError
 
-from schemas.alerts import Alert, DetectorSettings
+from schemas.alerts import Alert
 from schemas.events import ChatEvent
 from schemas.outputs import Finding
 from services.alerting.detector import Detector
@@ -74,8 +74,10 @@ def alerting_specs(cfg: AlertingSettings) -> dict[str, StateSpec]:
         "alerts-detector": StateSpec(
             kind="alerts-detector",
             max_entries=50_000,
+            # A series idle for 10 half-lives has forgotten its baseline (weights below 0.1 %).
             ttl_seconds=max(
-                30 * 24 * 3600.0, 4.0 * cfg.window_seconds * (cfg.baseline_windows + 2)
+                30 * 24 * 3600.0,
+                cfg.window_seconds * (10.0 * cfg.baseline_half_life + cfg.guard_windows + 2),
             ),
             max_value_bytes=4 * 1024 * 1024,
             description="The detector: series baselines, pending window totals, last window.",
@@ -347,24 +349,33 @@ class DetectorCore:
         series: list[SeriesState] = []
         last_closed = None
         if isinstance(meta, dict):
-            stored = DetectorSettings.model_validate(meta["settings"])
-            if stored.window_seconds != settings.window_seconds:
+            stored = meta.get("settings", {}).get("window_seconds")
+            keys = [k for k in self.table if isinstance(k, str) and k.startswith("series/")]
+            if stored != settings.window_seconds:
                 log.warning(
-                    "window changed from %d s to %d s: the detector starts a new baseline",
-                    stored.window_seconds,
+                    "window changed from %s s to %d s: the detector starts a new baseline",
+                    stored,
                     settings.window_seconds,
                 )
-                for key in [
-                    k for k in self.table if isinstance(k, str) and k.startswith("series/")
-                ]:
+                for key in keys:
                     del self.table[key]
             else:
                 last_closed = meta.get("last_closed")
-                for key, value in list(self.table.items()):
-                    if isinstance(key, str) and key.startswith("series/") and value:
-                        s = SeriesState.model_validate(value)
-                        s.baseline = s.baseline[-settings.baseline_windows :]
-                        series.append(s)
+                stale = []
+                for key in keys:
+                    value = self.table.get(key)
+                    try:
+                        series.append(SeriesState.model_validate(value))
+                    except ValidationError:
+                        stale.append(key)
+                if stale:  # saved by an earlier version (a list of windows, not weighted sums)
+                    log.warning(
+                        "%d series were saved by an earlier version of the detector: they start "
+                        "new baselines",
+                        len(stale),
+                    )
+                    for key in stale:
+                        del self.table[key]
         state = DetectorState(settings=settings, last_closed=last_closed, series=series)
         self.detector = Detector.from_state(state)
         self.known = {s.key for s in series}

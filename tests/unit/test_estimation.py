@@ -319,6 +319,8 @@ def _residual_df(sizes: list[int], hits: list[int]) -> float:
     m, y = np.asarray(sizes, float), np.asarray(hits, float)
     e = y - y.sum() / m.sum() * m
     k = len(m)
+    if not (e**2).sum() > 1e-12:  # no variation: k − 1
+        return k - 1.0
     return min(k - 1.0, max(1.0, 3 * (e**2).sum() ** 2 / (e**4).sum() - 2))
 
 
