@@ -184,7 +184,12 @@ def worker(
         err.print(f"[yellow]note:[/yellow] {found}")
         settings = settings.model_copy(update={"topic_partitions": partitions})
     faust_app = create_app(settings)
-    faust.Worker(faust_app, loglevel=loglevel.upper()).execute_from_commandline()
+    runner = faust.Worker(faust_app, loglevel=loglevel.upper())
+    # Faust's terminal spinner sets the root logger to DEBUG so that it can spin on every log
+    # record: every debug call of aiokafka and Faust then builds a record (a tenth of the
+    # worker's CPU). A service has no terminal to spin on.
+    runner.spinner = None
+    runner.execute_from_commandline()
 
 
 @app.command()

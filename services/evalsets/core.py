@@ -427,11 +427,20 @@ class EvalsetCore:
     # ------------------------------------------------------------------ sampler
 
     def on_sample(
-        self, sampler: SamplerCore, msg: SampleIn, *, wall: float, mono: float
+        self,
+        sampler: SamplerCore,
+        msg: SampleIn,
+        *,
+        wall: float,
+        mono: float,
+        commit: bool = True,
     ) -> list[Emit]:
-        """Fold one summary into the sampler; the decisions it causes."""
+        """Fold one summary into the sampler; the decisions it causes. ``commit=False``: the
+        caller commits once for a batch of summaries (the worker: one journal and one write of
+        each changed stratum per batch, not per summary), before it sends their decisions."""
         decisions = sampler.observe(msg, wall=wall, mono=mono)
-        sampler.commit()
+        if commit:
+            sampler.commit()
         return self._decision_emits(decisions)
 
     def _decision_emits(self, decisions: Iterable[Decision]) -> list[Emit]:

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping, MutableMapping
+from collections.abc import Container, Iterable, Mapping, MutableMapping
 from datetime import UTC, datetime
 from typing import Any, Final, Literal
 
@@ -190,15 +190,14 @@ class Watermarks:
 
 
 def _selections_of(
-    state: PeriodState, members: Mapping[str, MemberRecord], strata: Iterable[str]
+    state: PeriodState,
+    members: Mapping[str, MemberRecord],
+    strata: Iterable[str],
+    only: Container[str],
 ) -> dict[str, Selection]:
-    part = PeriodState.model_construct(
-        period=state.period,
-        closed=state.closed,
-        strata={k: state.strata[k] for k in strata if k in state.strata},
-        late_after_close=0,
-    )
-    return {s.conversation_id: s for s in select(part, members)}
+    """The selections of conversations ``only`` within ``strata`` (not the whole strata: each
+    new member would otherwise cost a selection per member)."""
+    return {s.conversation_id: s for s in select(state, members, strata=strata, only=only)}
 
 
 class SamplerCore:
@@ -397,10 +396,11 @@ class SamplerCore:
             return []
         touched = {s for s in (result.stratum, result.previous_stratum) if s is not None}
         self._dirty.update((period, s) for s in touched)
-        selected = _selections_of(state, self.sampler.members, touched)
+        cid = summary.conversation_id
+        wanted = {*result.admitted, cid}
+        selected = _selections_of(state, self.sampler.members, touched, wanted)
         out = [self._update(period, cid, selected.get(cid)) for cid in result.admitted]
         out += [self._update(period, cid, None) for cid in result.evicted]
-        cid = summary.conversation_id
         moved = result.previous_stratum is not None
         if moved and cid in selected and cid not in result.admitted:
             out.append(self._update(period, cid, selected[cid]))
