@@ -43,6 +43,7 @@ from services.estimation import (
     RateEstimate,
     RateTracker,
     clopper_pearson,
+    cluster_degrees_of_freedom,
     cluster_design_effect,
     estimate_rate,
 )
@@ -172,7 +173,7 @@ def experiment_b(rng: np.random.Generator, reps: int) -> list[str]:
                     deff_sum += deff
                     big_n_s = conv.size - n_a
                     cp.add(estimate_rate(x_a, n_a, xs, ns, big_n_s, CONFIDENCE), truth)
-                    k = int(keep.sum())
+                    sizes, hits = m_c[keep].tolist(), y_c[keep].astype(np.int64).tolist()
                     kg.add(
                         estimate_rate(
                             x_a,
@@ -182,7 +183,10 @@ def experiment_b(rng: np.random.Generator, reps: int) -> list[str]:
                             big_n_s,
                             CONFIDENCE,
                             design_effect=deff,
-                            conversations=k if ns else None,
+                            conversations=len(sizes) if ns else None,
+                            degrees_of_freedom=(
+                                cluster_degrees_of_freedom(sizes, hits) if ns else None
+                            ),
                         ),
                         truth,
                     )
@@ -307,7 +311,8 @@ def render(reps: int, seed: int) -> str:
         "**B. Conversations sampled together** (2,500 conversations of 1 + Poisson(3) answers, "
         "hit probability per conversation ~ Beta with mean = rate and intra-class correlation ρ; "
         "CP = Clopper–Pearson treating answers as independent, KG = Korn–Graubard with the "
-        "design effect estimated from the checked conversations and k − 1 degrees of freedom)",
+        "design effect and the degrees of freedom estimated from the checked conversations, as "
+        "`RateTracker` does)",
         "",
         *b,
         "",
