@@ -128,6 +128,23 @@ class DetectorSettings(_Frozen):
             "does not make a single finding infinitely surprising."
         ),
     )
+    max_series: int = Field(
+        default=50_000,
+        ge=1,
+        description=(
+            "The most series the detector keeps. A new series beyond it replaces the one whose "
+            "traffic was seen least recently (a firing one only when every series fires; it is "
+            "resolved first)."
+        ),
+    )
+    series_idle_windows: int = Field(
+        default=43_200,
+        ge=1,
+        description=(
+            "A series without traffic for this many windows is forgotten with its baseline "
+            "(resolved first if it fires); 43,200 one-minute windows are 30 days."
+        ),
+    )
 
 
 class CusumEvidence(_Frozen):
@@ -146,7 +163,10 @@ class Alert(_Frozen):
     """A spike of one series started (``firing``) or ended (``resolved``).
 
     ``window_start``/``window_end`` and the statistics describe the window that caused the change
-    of state: the window that fired, or the last quiet window before resolving.
+    of state: the window that fired, or the last quiet window before resolving. A series the
+    detector forgets while it fires (no traffic for ``series_idle_windows``, or beyond
+    ``max_series``) is resolved with the numbers of its firing window, ``resolved_at`` the end of
+    the window at whose close it was forgotten.
     """
 
     schema_version: Literal[1] = 1

@@ -144,13 +144,16 @@ class WindowStats(NamedTuple):
 
 class Bank:
     """The numeric state of a set of series: ``rows`` arrays of :data:`FIELDS`, a guard of
-    ``guard`` windows per series, and whether each series is binomial."""
+    ``guard`` windows per series, whether each series is binomial, and when it last had traffic
+    (``seen``, epoch seconds of the window's start; NaN: not known yet). Rows ``0 … size − 1``
+    are in use; :meth:`remove` keeps them contiguous."""
 
     def __init__(self, params: Params) -> None:
         self.params = params
         self.size = 0
         self.cols: dict[str, F64] = {name: np.zeros(0) for name in FIELDS}
         self.binomial = np.zeros(0, dtype=bool)
+        self.seen = np.zeros(0)
         g = params.guard
         self.guard: dict[str, F64] = {name: np.zeros((0, g)) for name in GUARD_FIELDS}
         self.guard_len = np.zeros(0, dtype=np.int64)
@@ -168,9 +171,11 @@ class Bank:
                     [self.guard[name], np.zeros((grow, self.params.guard))]
                 )
             self.binomial = np.concatenate([self.binomial, np.zeros(grow, dtype=bool)])
+            self.seen = np.concatenate([self.seen, np.full(grow, np.nan)])
             self.guard_len = np.concatenate([self.guard_len, np.zeros(grow, dtype=np.int64)])
         self.size += 1
         self.binomial[row] = binomial
+        self.seen[row] = np.nan
         if values is not None:
             for name in FIELDS:
                 self.cols[name][row] = float(values[name])
@@ -180,6 +185,28 @@ class Bank:
                 for name in GUARD_FIELDS:
                     self.guard[name][row, j] = float(entry[name])
         return row
+
+    def remove(self, row: int) -> int | None:
+        """Forget the series in ``row``: the last row moves into its place. Returns the row that
+        moved (its series is now at ``row``), or None when ``row`` was the last."""
+        last = self.size - 1
+        moved = None
+        if row != last:
+            for name in FIELDS:
+                self.cols[name][row] = self.cols[name][last]
+            for name in GUARD_FIELDS:
+                self.guard[name][row] = self.guard[name][last]
+            self.binomial[row] = self.binomial[last]
+            self.seen[row] = self.seen[last]
+            self.guard_len[row] = self.guard_len[last]
+            moved = last
+        for name in FIELDS:
+            self.cols[name][last] = 0.0
+        for name in GUARD_FIELDS:
+            self.guard[name][last] = 0.0
+        self.guard_len[last] = 0
+        self.size = last
+        return moved
 
     def row(self, row: int) -> dict[str, Any]:
         """One series' numbers as plain JSON values (``guard`` oldest first)."""

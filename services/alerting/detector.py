@@ -23,6 +23,11 @@ the bar it is measured against, and a lasting change of level keeps firing until
 on purpose, for a surveillance signal. Windows that were never closed (a worker that was down),
 and windows of a binomial series with no messages, leave a gap, not zeros.
 
+The state is bounded: each series is a fixed set of numbers plus at most ``guard_windows`` waiting
+windows, and at each closed window the detector forgets the series without traffic for
+``series_idle_windows`` windows, then, beyond ``max_series``, those whose traffic it saw least
+recently (firing series last). A series forgotten while firing is resolved first.
+
 For a binomial series, count *messages with at least one finding*, not findings: the test needs a
 count of at most ``messages``, and several findings in one message are one event, not several.
 """
@@ -33,6 +38,7 @@ import hashlib
 import math
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Literal
 
 import numpy as np
 
@@ -55,7 +61,11 @@ from services.alerting.state import (
 )
 from services.alerting.stats import correct_arrays
 
-__all__ = ["Detector", "WindowClosedError", "window_start_of"]
+__all__ = ["Detector", "DropReason", "WindowClosedError", "window_start_of"]
+
+#: Why a series was forgotten: no traffic for ``series_idle_windows`` (``idle``), or more series
+#: than ``max_series`` (``bound``).
+DropReason = Literal["idle", "bound"]
 
 
 class WindowClosedError(ValueError):
@@ -104,7 +114,10 @@ class Detector:
         self.settings = settings if settings is not None else DetectorSettings()
         self._bank = Bank(Params.of(self.settings))
         self._series: dict[SeriesKey, _Series] = {}
+        self._rows: list[_Series] = []  # the series of each bank row
         self._poisson: list[_Series] = []  # count-only series: a window without counts is 0
+        #: Series forgotten since this detector was made, by reason (for metrics; not state).
+        self.dropped: dict[DropReason, int] = {"idle": 0, "bound": 0}
         self._pending: dict[datetime, dict[SeriesKey, _Tally]] = {}
         self._last_closed: datetime | None = None
 
@@ -121,6 +134,8 @@ class Detector:
 
     def _restore(self, s: SeriesState) -> None:
         row = self._bank.add(s.kind == "binomial", s.baseline.model_dump())
+        if s.last_seen is not None:  # else (saved before it was kept): from the next close
+            self._bank.seen[row] = s.last_seen.timestamp()
         self._series[s.key] = found = _Series(
             s.key,
             s.kind,
@@ -132,6 +147,7 @@ class Detector:
             s.run_fired_by,
             s.alert,
         )
+        self._rows.append(found)
         if s.kind == "poisson":
             self._poisson.append(found)
 
@@ -147,11 +163,13 @@ class Detector:
         )
 
     def _export(self, s: _Series) -> SeriesState:
+        seen = float(self._bank.seen[s.row])
         return SeriesState(
             key=s.key,
             kind=s.kind,
             status=s.status,
             baseline=Baseline.model_validate(self._bank.row(s.row)),
+            last_seen=None if math.isnan(seen) else datetime.fromtimestamp(seen, UTC),
             significant_run=s.significant_run,
             quiet_run=s.quiet_run,
             run_started=s.run_started,
@@ -163,6 +181,14 @@ class Detector:
     def last_closed(self) -> datetime | None:
         """The start of the last window closed (None before the first)."""
         return self._last_closed
+
+    def __contains__(self, key: object) -> bool:
+        """Whether the detector holds a series for ``key`` (it may have forgotten it)."""
+        return key in self._series
+
+    def __len__(self) -> int:
+        """The number of series held."""
+        return len(self._series)
 
     def series(self, key: SeriesKey) -> SeriesState | None:
         """A copy of one series' state (None if never observed)."""
@@ -195,6 +221,8 @@ class Detector:
             if found is None:
                 kind: TestKind = "poisson" if messages is None else "binomial"
                 found = self._series[key] = _Series(key, kind, self._bank.add(kind == "binomial"))
+                self._bank.seen[found.row] = window_start.timestamp()
+                self._rows.append(found)
                 if kind == "poisson":
                     self._poisson.append(found)
             tally = window[key] = _Tally(found)
@@ -232,6 +260,7 @@ class Detector:
         chosen: list[_Series] = []
         counts: list[float] = []
         exposure: list[float] = []
+        active: list[int] = []  # rows with traffic in this window
         for tally in tallies.values():
             s = tally.series
             if s.kind == "poisson":
@@ -242,13 +271,17 @@ class Detector:
                 chosen.append(s)
                 counts.append(tally.count)
                 exposure.append(tally.messages)
+                active.append(s.row)
         for s in self._poisson:  # a closed window without counts is a count of 0
             reported = tallies.get(s.key)
+            if reported is not None:
+                active.append(s.row)
             chosen.append(s)
             counts.append(reported.count if reported is not None else 0)
             exposure.append(1.0)
+        self._bank.seen[active] = window_start.timestamp()
         if not chosen:
-            return []
+            return self._forget(window_start)
         rows = np.fromiter((s.row for s in chosen), dtype=np.int64, count=len(chosen))
         k = np.asarray(counts, dtype=np.float64)
         e = np.asarray(exposure, dtype=np.float64)
@@ -294,7 +327,48 @@ class Detector:
                 resolved[i] = alert.state == "resolved"
             keep[i] = not significant[i] and s.status != "firing"
         self._bank.commit(rows, k, e, stats, keep, fired, resolved)
+        return alerts + self._forget(window_start)
+
+    # ----------------------------------------------------------------------------- bounds
+    def _forget(self, window_start: datetime) -> list[Alert]:
+        """Drop the series idle for ``series_idle_windows``, then the least recently seen
+        beyond ``max_series`` (firing ones last); a firing series is resolved first."""
+        cfg, bank = self.settings, self._bank
+        now = window_start.timestamp()
+        seen = bank.seen[: bank.size]
+        seen[np.isnan(seen)] = now  # restored without it: its lifetime starts now
+        idle = np.flatnonzero(seen <= now - cfg.series_idle_windows * cfg.window_seconds)
+        drop: list[tuple[_Series, DropReason]] = [(self._rows[r], "idle") for r in idle]
+        excess = bank.size - len(drop) - cfg.max_series
+        if excess > 0:
+            firing = np.fromiter(
+                (s.status == "firing" for s in self._rows), dtype=bool, count=bank.size
+            )
+            order = np.lexsort((seen, firing))  # not firing first, then least recently seen
+            gone = set(idle.tolist())
+            drop += [(self._rows[r], "bound") for r in order if r not in gone][:excess]
+        alerts: list[Alert] = []
+        for s, reason in drop:
+            if s.alert is not None:
+                window_end = window_start + timedelta(seconds=cfg.window_seconds)
+                alerts.append(
+                    s.alert.model_copy(update={"state": "resolved", "resolved_at": window_end})
+                )
+            self._drop(s)
+            self.dropped[reason] += 1
         return alerts
+
+    def _drop(self, s: _Series) -> None:
+        moved = self._bank.remove(s.row)
+        last = self._rows.pop()
+        if moved is not None:
+            last.row = s.row
+            self._rows[s.row] = last
+        del self._series[s.key]
+        if s.kind == "poisson":
+            self._poisson.remove(s)
+        for tallies in self._pending.values():
+            tallies.pop(s.key, None)
 
     def _step(
         self,

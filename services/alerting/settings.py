@@ -61,6 +61,8 @@ class AlertingSettings(BaseSettings):
     fire_windows: int = Field(default=_DEFAULTS.fire_windows, ge=1)
     resolve_windows: int = Field(default=_DEFAULTS.resolve_windows, ge=1)
     prior_count: float = Field(default=_DEFAULTS.prior_count, gt=0.0)
+    max_series: int = Field(default=_DEFAULTS.max_series, ge=1)
+    series_idle_windows: int = Field(default=_DEFAULTS.series_idle_windows, ge=1)
     #: Directions that get series (comma-separated in the environment).
     directions: Annotated[list[Direction], NoDecode] = Field(
         default_factory=lambda: list(get_args(Direction))

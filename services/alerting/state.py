@@ -3,7 +3,8 @@
 ``DetectorState.model_dump(mode="json")`` is plain JSON; ``DetectorState.model_validate`` reads it
 back, and ``Detector.from_state`` resumes exactly where the dump was taken. A series' state is
 bounded: a fixed set of numbers (:class:`Baseline`) and at most ``guard_windows`` windows waiting
-to enter the baseline, whatever its age.
+to enter the baseline, whatever its age; the detector keeps at most ``max_series`` series and
+forgets those idle for ``series_idle_windows`` windows.
 """
 
 from __future__ import annotations
@@ -107,6 +108,14 @@ class SeriesState(BaseModel):
         default=None, description="The test that made the current run's first window significant."
     )
     alert: Alert | None = Field(default=None, description="The firing alert, while firing.")
+    last_seen: AwareDatetime | None = Field(
+        default=None,
+        description=(
+            "Start of the last window with traffic (messages, or a reported count); the series "
+            "is forgotten ``series_idle_windows`` after it. None in states saved before it was "
+            "kept: counted from the next closed window."
+        ),
+    )
 
 
 class PendingCount(BaseModel):

@@ -77,3 +77,33 @@ def test_state_saved_by_the_earlier_detector_starts_new_baselines() -> None:
     assert key not in table and core.detector.state().series == []
     assert _run(core, [10] * 40) == []
     assert table[key]["kind"] == "binomial"
+
+
+def test_series_the_detector_forgets_leave_the_store_and_the_gauge() -> None:
+    cfg = AlertingSettings(
+        window_seconds=WINDOW, grace_seconds=10, min_baseline_windows=5, series_idle_windows=20
+    )
+    registry = CollectorRegistry()
+    table = JsonView(MemoryStore(alerting_specs(cfg)["alerts-detector"]))
+    core = DetectorCore(cfg, table, AlertingMetrics(registry), frozenset({("pii", "leak")}))
+    _run(core, [1] * 10)
+    key = "series/" + json.dumps(["pii", "acme", "leak"], separators=(",", ":"))
+    labels = {"category": "pii", "tenant": "acme"}
+    assert key in table and registry.get_sample_value("vigil_spike_active", labels) == 0
+    for i in range(10, 30):  # acme goes quiet; another tenant keeps the windows closing
+        out, _ = core.handle(
+            {
+                "kind": "counts",
+                "window": i * WINDOW,
+                "partition": 0,
+                "series": {},
+                "messages": {json.dumps(["beta", "assistant"], separators=(",", ":")): 100},
+            },
+            now=(i + 1) * WINDOW + 30.0,
+        )
+        assert out == []
+    assert key not in table
+    assert registry.get_sample_value("vigil_spike_active", labels) is None
+    dropped = registry.get_sample_value("vigil_alert_series_dropped_total", {"reason": "idle"})
+    assert dropped == 1
+    assert len(table) <= cfg.max_series + 2

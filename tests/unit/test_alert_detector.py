@@ -404,6 +404,148 @@ def test_the_exported_numbers_are_the_banks() -> None:
     assert set(FIELDS) == set(Baseline.model_fields) - {"guard"}
 
 
+# --------------------------------------------------------------------------- bounds
+
+
+def test_a_series_without_traffic_is_forgotten_after_its_lifetime() -> None:
+    d = Detector(SMALL.model_copy(update={"series_idle_windows": 10}))
+    for i in range(5):  # last traffic of both in window 4
+        d.observe(ECHO, w(i), 1, messages=100)
+        d.observe(LEAK, w(i), 1)
+        d.close_window(w(i))
+    for i in range(5, 14):  # ECHO: windows without messages; LEAK: no count reported
+        d.observe(ECHO, w(i), 0, messages=0)
+        assert d.close_window(w(i)) == []
+    assert ECHO in d and LEAK in d and len(d) == 2
+    assert baseline(d, LEAK).windows == 14  # a poisson series' silence still counts zeros
+    assert d.series(ECHO).last_seen == w(4)  # type: ignore[union-attr]
+    d.close_window(w(14))  # 10 windows after the last traffic
+    assert ECHO not in d and LEAK not in d and d.state().series == []
+    assert d.dropped == {"idle": 2, "bound": 0}
+    feed(d, [1], key=ECHO, start=15, messages=100)  # back: a new baseline
+    assert baseline(d, ECHO).windows == 1
+
+
+def test_a_series_forgotten_while_firing_is_resolved_first() -> None:
+    d = Detector(SMALL.model_copy(update={"series_idle_windows": 4}))
+    feed(d, [2] * 10)
+    [fired] = feed(d, [30], start=10)
+    d.close_window(w(11))
+    d.close_window(w(13))
+    [resolved] = d.close_window(w(14))  # 4 windows after window 10
+    assert resolved.state == "resolved" and resolved.alert_id == fired.alert_id
+    assert resolved.resolved_at == w(15) and resolved.window_start == fired.window_start
+    assert resolved.observed == fired.observed and LEAK not in d and d.firing() == []
+
+
+def test_beyond_max_series_the_least_recently_seen_quiet_series_is_forgotten() -> None:
+    d = Detector(SMALL.model_copy(update={"max_series": 2}))
+    a, b, c = (SeriesKey(category="pii", tenant=t, direction="leak") for t in "abc")
+    feed(d, [2] * 10 + [30], key=a, messages=100)  # a fires in window 10, then has no traffic
+    feed(d, [2] * 5, key=b, start=11, messages=100)  # b: traffic up to window 15
+    d.observe(c, w(16), 2, messages=100)  # a third series, over the bound
+    assert d.close_window(w(16)) == []
+    assert a in d and c in d and b not in d  # b: quiet and seen before c; a fires
+    assert d.dropped == {"idle": 0, "bound": 1}
+    d.observe(b, w(17), 2, messages=100)  # b again: now c is the quiet one seen least recently
+    d.close_window(w(17))
+    assert a in d and b in d and c not in d
+    assert baseline(d, b).windows == 1  # a new baseline
+
+
+def test_a_lowered_bound_forgets_firing_series_last_and_resolves_them() -> None:
+    d = Detector(SMALL.model_copy(update={"max_series": 3}))
+    a, b, c = (SeriesKey(category="pii", tenant=t, direction="leak") for t in "abc")
+    for i in range(12):  # a and b fire in window 10, b keeps its traffic one window longer
+        if i < 11:
+            d.observe(a, w(i), 30 if i == 10 else 2, messages=100)
+        d.observe(b, w(i), 30 if i == 10 else 2, messages=100)
+        d.observe(c, w(i), 2, messages=100)
+        d.close_window(w(i))
+    assert len(d.firing()) == 2
+    fired_a = next(x for x in d.firing() if x.tenant == "a")
+    lowered = d.settings.model_copy(update={"max_series": 1})
+    smaller = Detector.from_state(d.state().model_copy(update={"settings": lowered}))
+    [resolved] = smaller.close_window(w(12))
+    assert b in smaller and len(smaller) == 1  # c (quiet) went first, then a (seen earlier)
+    assert resolved.alert_id == fired_a.alert_id and resolved.state == "resolved"
+    assert smaller.dropped == {"idle": 0, "bound": 2}
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.tuples(st.integers(0, 3), st.integers(0, 40), st.booleans()), max_size=4),
+        min_size=1,
+        max_size=60,
+    ),
+    st.integers(1, 3),
+    st.integers(1, 8),
+)
+def test_any_traffic_keeps_the_series_within_their_bound_and_lifetime(
+    windows: list[list[tuple[int, int, bool]]], max_series: int, idle: int
+) -> None:
+    """Whatever series report whatever counts: after every closed window the detector holds at
+    most ``max_series`` series, none idle for ``series_idle_windows``; every firing alert is
+    followed by at most one resolved one with its id; and a restored detector continues
+    identically (the lifetime travels with the state)."""
+    cfg = SMALL.model_copy(
+        update={"max_series": max_series, "series_idle_windows": idle, "alpha": 0.05}
+    )
+    keys = [SeriesKey(category="pii", tenant=f"t{i}", direction="leak") for i in range(4)]
+    d = Detector(cfg)
+    last_traffic: dict[SeriesKey, int] = {}
+    alerts: list[Alert] = []
+    for i, reports in enumerate(windows):
+        if i == len(windows) // 2:
+            dumped = json.loads(json.dumps(d.state().model_dump(mode="json")))
+            d = Detector.from_state(DetectorState.model_validate(dumped))
+        for t, k, has_traffic in reports:
+            n = 40 if has_traffic else 0
+            d.observe(keys[t], w(i), min(k, n), n)
+            if has_traffic:
+                last_traffic[keys[t]] = i
+        alerts += d.close_window(w(i))
+        assert len(d) <= max_series
+        for key in keys:
+            if key in d:
+                state = d.series(key)
+                assert state is not None and state.last_seen is not None
+                assert state.last_seen > w(i - idle)
+    by_id: dict[str, list[str]] = {}
+    for a in alerts:
+        by_id.setdefault(a.alert_id, []).append(a.state)
+    assert all(states in (["firing"], ["firing", "resolved"]) for states in by_id.values())
+    assert {a.alert_id for a in d.firing()} <= {i for i, s in by_id.items() if s == ["firing"]}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.integers(0, 30), min_size=12, max_size=40),
+    st.integers(0, 60),
+    st.integers(1, 30),
+)
+def test_more_findings_in_the_window_tested_never_undo_a_decision(
+    history: list[int], k: int, more: int
+) -> None:
+    """Same history, one window with ``k`` or ``k + more`` findings of 200 messages: the higher
+    count has the smaller p-value, the larger CUSUM, and fires whenever the lower one does."""
+    cfg = SMALL.model_copy(update={"guard_windows": 2, "min_baseline_windows": 8})
+    low, high = Detector(cfg), Detector(cfg)
+    for d in (low, high):
+        feed(d, [min(c, 200) for c in history], messages=200)
+    n = len(history)
+    a_low = feed(low, [k], start=n, messages=200)
+    a_high = feed(high, [min(k + more, 200)], start=n, messages=200)
+    s_low, s_high = baseline(low), baseline(high)
+    assert s_high.cusum >= s_low.cusum - 1e-9
+    if any(a.state == "firing" for a in a_low):
+        assert any(a.state == "firing" for a in a_high)
+        fired_low = next(a for a in a_low if a.state == "firing")
+        fired_high = next(a for a in a_high if a.state == "firing")
+        assert fired_high.p_value <= fired_low.p_value + 1e-12
+
+
 @settings(max_examples=40, deadline=None)
 @given(
     st.lists(st.tuples(st.integers(0, 60), st.integers(0, 400)), min_size=1, max_size=120),
