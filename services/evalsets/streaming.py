@@ -53,7 +53,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from schemas.evalset import EvalCase, EvalLabel
 from services.dataflow.partitioning import partition_of
-from services.evalsets.cases import CaseAccumulator
+from services.evalsets.cases import CaseAccumulator, case_id
 from services.evalsets.config import EvalsetConfig
 from services.evalsets.periods import period_end, period_of, period_start, shift_period
 from services.evalsets.sampler import EvalsetSampler
@@ -77,8 +77,11 @@ __all__ = [
     "TickPlan",
     "Watermarks",
     "acc_key",
-    "build_case",
+    "build_cases",
     "case_digest",
+    "case_ids",
+    "decode_labels",
+    "encode_labels",
     "label_key",
     "meta_key",
     "partition_for",
@@ -563,15 +566,30 @@ def case_digest(selection: bytes, accumulator: bytes | None, label: bytes | None
     return h.hexdigest()[:32].encode("ascii")
 
 
-def build_case(
+def decode_labels(raw: bytes | None) -> list[EvalLabel]:
+    """The labels kept for a conversation: a JSON list (one per answer judged), or one label
+    (what earlier versions kept)."""
+    if not raw:
+        return []
+    if raw.lstrip()[:1] == b"[":
+        return [EvalLabel.model_validate(x) for x in json.loads(raw)]
+    return [EvalLabel.model_validate_json(raw)]
+
+
+def encode_labels(labels: Iterable[EvalLabel]) -> bytes:
+    return ("[" + ",".join(lab.model_dump_json() for lab in labels) + "]").encode()
+
+
+def build_cases(
     selection: Selection,
     accumulator: bytes | None,
-    label: bytes | None,
+    labels: bytes | None,
     config: EvalsetConfig,
-) -> EvalCase:
-    """The case of a selected conversation from its raw accumulator and label.
+) -> list[EvalCase]:
+    """The cases of a selected conversation from its raw accumulator and labels (the
+    conversation's case first, then one per other critical checked answer).
 
-    The sampler's records carry no sources (summaries travel without them): the case takes the
+    The sampler's records carry no sources (summaries travel without them): the cases take the
     Kafka offsets its accumulator collected.
     """
     cid, period = selection.conversation_id, selection.period
@@ -580,8 +598,13 @@ def build_case(
         if accumulator
         else CaseAccumulator(conversation_id=cid, period=period)
     )
-    lab = EvalLabel.model_validate_json(label) if label else None
-    if lab is not None and lab.conversation_id != cid:
-        lab = None
+    labs = [lab for lab in decode_labels(labels) if lab.conversation_id == cid]
     sel = selection.model_copy(update={"sources": ()}) if selection.sources else selection
-    return acc.to_case(sel, config, lab)
+    return acc.to_cases(sel, config, labs)
+
+
+def case_ids(selection: Selection, accumulator: bytes | None) -> list[str]:
+    """The ids of the cases :func:`build_cases` gives for this selection."""
+    if not accumulator:
+        return [case_id(selection.period, selection.conversation_id)]
+    return CaseAccumulator.model_validate_json(accumulator).case_ids()
