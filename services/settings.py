@@ -11,6 +11,7 @@ from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from schemas.events import DEFAULT_MAX_CONTENT_BYTES
+from services.estimation import DEFAULT_MAX_CONVERSATIONS
 from services.screening.memory import MemoryLimits
 
 __all__ = ["REPO_ROOT", "Settings"]
@@ -87,7 +88,7 @@ class Settings(BaseSettings):
     #: Sampled conversations whose checked-answer counts each rate estimate keeps (the design
     #: effect of whole-conversation sampling needs them); the least recently checked go first.
     #: Two integers each, for the lifetime of the worker or scan.
-    estimate_max_conversations: int = Field(default=200_000, ge=1)
+    estimate_max_conversations: int = Field(default=DEFAULT_MAX_CONVERSATIONS, ge=1)
     facts_dir: Path = REPO_ROOT / "rules" / "facts"
     extractors_dir: Path = REPO_ROOT / "rules" / "extractors"
     support_threshold: float | None = Field(default=None, ge=0.0, le=1.0)
