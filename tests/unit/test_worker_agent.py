@@ -17,7 +17,8 @@ from schemas import DeadLetter, Finding, GroundingReport
 from services.checking import CheckRequest
 from services.dataflow.flow import CHECKS, DLQ, FINDINGS, VERDICTS, Dataflow
 from services.dataflow.records import Emit, encode
-from services.evalsets.core import DECISIONS, SAMPLES
+from services.evalsets.core import CASES, DECISIONS, SAMPLES
+from services.evalsets.state import Selection
 from services.evalsets.streaming import Decision, SampleIn
 from services.settings import Settings
 from services.streaming.runner import MemoryStates, Record, StreamRunner, pack, unpack
@@ -204,3 +205,72 @@ def test_internal_messages_travel_packed_per_partition_and_unpack_alike() -> Non
     assert by_partition == {0: ["c0", "c2", "c4"], 1: ["c1", "c3"]}
     single = Record(encode(decisions[1]) or b"", None, "d", 1, 0)
     assert unpack(single, Decision) == [decisions[1]]
+
+
+class SlowFirstCase(ListSink):
+    """A producer whose first eval-set case waits (its partition's batch is full, say) until
+    released; every other record goes through at once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.waiting = asyncio.Event()
+        self.release = asyncio.Event()
+        self.slow = False
+
+    async def __call__(self, emit: Emit) -> asyncio.Future[Any]:
+        if emit.channel == CASES and self.slow:
+            self.slow = False
+            self.waiting.set()
+            await self.release.wait()
+        return await super().__call__(emit)
+
+
+async def test_a_case_computed_before_a_tombstone_never_lands_after_it(tmp_path: Path) -> None:
+    """The screening agent updates a selected conversation's case while the decisions agent
+    drops the conversation: however long the producer keeps the first waiting, the compacted
+    case topic must end with the tombstone, as the state does."""
+    runner, _, _ = _runner(tmp_path, deferred=False)
+    sink = SlowFirstCase()
+    runner.send = sink
+    await runner.screen(_records(_event(0, "user", "How much paracetamol may I take?")))
+    period = "2026-W45"  # 2026-11-02, the events' day, in the default ISO-week periods
+    selection = Selection(
+        period=period,
+        conversation_id="c1",
+        stratum="unflagged|en|-",
+        flag_stratum="unflagged",
+        language="en",
+        tenant="-",
+        inclusion_probability=1.0,
+        inclusion_final=False,
+        stratum_population=1,
+        priority=0.5,
+        categories=(),
+        sources=(),
+    )
+
+    def decision(offset: int, selected: Selection | None) -> list[Record]:
+        d = Decision(
+            kind="update", period=period, partition=0, conversation_id="c1", selection=selected
+        )
+        return [Record(d.model_dump_json().encode(), b"c1", "decisions", 0, offset)]
+
+    await runner.decisions(decision(0, selection))
+    case_id = f"{period}:c1"
+    assert [e.key for e in sink.emits if e.channel == CASES] == [case_id.encode()]
+
+    sink.emits.clear()
+    sink.slow = True
+    answer = _event(1, "assistant", "Adults take 500 mg up to four times a day.")
+    screening = asyncio.create_task(runner.screen(_records(answer)))
+    await sink.waiting.wait()  # the updated case is computed; its send waits
+    dropping = asyncio.create_task(runner.decisions(decision(1, None)))
+    for _ in range(50):  # let the decisions agent run as far as it can
+        await asyncio.sleep(0)
+    sink.release.set()
+    await asyncio.gather(screening, dropping)
+
+    cases = [e for e in sink.emits if e.channel == CASES and e.key == case_id.encode()]
+    assert [e.value is None for e in cases] == [False, True], "the update, then the tombstone"
+    assert runner.partition_state(0).cases is not None
+    assert not any(k.startswith("0|S|") for k in runner.partition_state(0).cases)
