@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from prometheus_client import CollectorRegistry
@@ -17,6 +18,7 @@ from schemas import DeadLetter, Finding, GroundingReport
 from services.checking import CheckRequest
 from services.dataflow.flow import CHECKS, DLQ, FINDINGS, VERDICTS, Dataflow
 from services.dataflow.records import Emit, encode
+from services.dataflow.state import StateSpec
 from services.evalsets.core import CASES, DECISIONS, SAMPLES
 from services.evalsets.state import Selection
 from services.evalsets.streaming import Decision, SampleIn
@@ -274,3 +276,65 @@ async def test_a_case_computed_before_a_tombstone_never_lands_after_it(tmp_path:
     assert [e.value is None for e in cases] == [False, True], "the update, then the tombstone"
     assert runner.partition_state(0).cases is not None
     assert not any(k.startswith("0|S|") for k in runner.partition_state(0).cases)
+
+
+class _Producer:
+    """The broker side of a changelog, as the backend sees it: each ``send`` waits for the test
+    to acknowledge it (a real broker runs in tests/integration)."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[bytes, bytes | None, asyncio.Future[Any]]] = []
+
+    async def send(
+        self, topic: str, key: bytes, value: bytes | None, partition: int, *_: Any
+    ) -> Any:
+        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self.sent.append((key, value, fut))
+        return fut
+
+    def ack(self, n: int) -> None:
+        for i, (_, _, fut) in enumerate(self.sent[:n]):
+            tp = SimpleNamespace(topic="changelog", partition=0)
+            fut.set_result(SimpleNamespace(topic_partition=tp, offset=i))
+        del self.sent[:n]
+
+
+async def test_the_local_store_holds_only_writes_the_changelog_acknowledged() -> None:
+    """A worker killed with changelog records in flight restarts on its own data dir: the local
+    store must then hold what the changelog holds, not a deletion the changelog never saw."""
+    import faust
+
+    from services.streaming.state import TableBackend, TableStore
+
+    app = faust.App("t-backend", store="memory://")
+    table = app.Table("state", default=None, partitions=1, key_type=bytes, value_type=bytes)
+    producer = _Producer()
+
+    async def start_producer() -> _Producer:
+        return producer
+
+    app.maybe_start_producer = start_producer  # type: ignore[method-assign]
+    spec = StateSpec(kind="sel", max_entries=10, max_value_bytes=64)
+    store = TableStore(spec, TableBackend(table), 0)
+    store["a"] = b"selected"
+    store["b"] = b"other"
+    store.flush()
+    await store.backend.drain()
+    producer.ack(2)
+    await asyncio.sleep(0)
+    del store["a"]
+    store["b"] = b"changed"
+    store.flush()
+    await store.backend.drain()
+    # This worker reads its own writes at once ...
+    assert "a" not in store and store["b"] == b"changed"
+    assert [k for k, _ in store.scan_prefix("")] == ["b"]
+    # ... but a worker restarting on the same local store now (SIGKILL) finds the changelog's
+    # state: the deletion and the change are not acknowledged.
+    restarted = TableStore(spec, TableBackend(table), 0)
+    assert restarted["a"] == b"selected" and restarted["b"] == b"other"
+    producer.ack(2)
+    await asyncio.sleep(0)
+    restarted = TableStore(spec, TableBackend(table), 0)
+    assert "a" not in restarted and restarted["b"] == b"changed"
+    assert dict(store.scan_prefix("")) == {"b": b"changed"}
