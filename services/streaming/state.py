@@ -188,8 +188,8 @@ class TableBackend:
         self.failed += 1
         log.error("a changelog record was not delivered: %s", type(exc).__name__)
         partition, key, value, done = record
-        # Kept locally all the same: this worker goes on from its own writes (a restart would
-        # not see this one, as before any write reached the local store).
+        # Written locally all the same: this worker goes on from its own writes, as it did
+        # before a write waited for its acknowledgement.
         self._settle(partition, key, value, done)
         if not done.done():
             done.set_exception(exc)
