@@ -152,7 +152,8 @@ class TableBackend:
                     try:
                         fut = await producer.send(topic, key, value, partition, None, None)
                     except Exception as exc:
-                        self._failed((partition, key, value, done), exc)
+                        self._settle(partition, key, value, done)
+                        self._failed(done, exc, key)
                         continue
                     fut.add_done_callback(partial(self._sent, (partition, key, value, done)))
 
@@ -161,17 +162,18 @@ class TableBackend:
         record: tuple[int, bytes, bytes | None, asyncio.Future[Any]],
         fut: asyncio.Future[Any],
     ) -> None:
+        partition, key, value, done = record
+        # Into the local store before the offset can be persisted (a store whose persisted
+        # offset covers a record holds that record's write). A record that failed for good is
+        # written locally all the same: this worker goes on from its own writes.
+        self._settle(partition, key, value, done)
         if fut.cancelled():
-            self._failed(record, asyncio.CancelledError())
+            self._failed(done, asyncio.CancelledError(), key)
             return
         exc = fut.exception()
         if exc is not None:
-            self._failed(record, exc)
+            self._failed(done, exc, key)
             return
-        partition, key, value, done = record
-        # Into the local store before the offset can be persisted: a store whose persisted
-        # offset covers a record holds that record's write.
-        self._settle(partition, key, value, done)
         meta = fut.result()
         tp = meta.topic_partition
         if meta.offset > self._acked.get(tp, -1):
@@ -182,15 +184,13 @@ class TableBackend:
         if not done.done():
             done.set_result(meta)
 
-    def _failed(
-        self, record: tuple[int, bytes, bytes | None, asyncio.Future[Any]], exc: BaseException
-    ) -> None:
+    def _failed(self, done: asyncio.Future[Any], exc: BaseException, key: bytes) -> None:
         self.failed += 1
-        log.error("a changelog record was not delivered: %s", type(exc).__name__)
-        partition, key, value, done = record
-        # Written locally all the same: this worker goes on from its own writes, as it did
-        # before a write waited for its acknowledgement.
-        self._settle(partition, key, value, done)
+        # The kind of state and the cause's own type; never the key (a conversation id).
+        kind = key.split(b"|", 2)[1].decode(errors="replace") if key.count(b"|") >= 2 else "?"
+        cause = exc.__cause__ or exc.__context__
+        why = type(exc).__name__ + (f" ({type(cause).__name__})" if cause is not None else "")
+        log.error("a changelog record of %s was not delivered: %s", kind, why)
         if not done.done():
             done.set_exception(exc)
             done.exception()  # retrieved: waiting on it is optional

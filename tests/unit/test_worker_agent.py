@@ -24,6 +24,7 @@ from services.evalsets.state import Selection
 from services.evalsets.streaming import Decision, SampleIn
 from services.settings import Settings
 from services.streaming.runner import MemoryStates, Record, StreamRunner, pack, unpack
+from services.streaming.state import TableBackend, TableStore
 
 PACK = Path(__file__).parent.parent / "data" / "mini-pack.yaml"
 
@@ -304,8 +305,6 @@ async def test_the_local_store_holds_only_writes_the_changelog_acknowledged() ->
     store must then hold what the changelog holds, not a deletion the changelog never saw."""
     import faust
 
-    from services.streaming.state import TableBackend, TableStore
-
     app = faust.App("t-backend", store="memory://")
     table = app.Table("state", default=None, partitions=1, key_type=bytes, value_type=bytes)
     producer = _Producer()
@@ -338,3 +337,23 @@ async def test_the_local_store_holds_only_writes_the_changelog_acknowledged() ->
     restarted = TableStore(spec, TableBackend(table), 0)
     assert "a" not in restarted and restarted["b"] == b"changed"
     assert dict(store.scan_prefix("")) == {"b": b"changed"}
+
+
+async def test_an_undelivered_changelog_record_is_logged_by_kind_and_cause_never_key(
+    caplog: Any,
+) -> None:
+    class TooLarge(Exception):
+        pass
+
+    backend = TableBackend(table=None)
+    done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+    try:
+        raise RuntimeError("send failed") from TooLarge()
+    except RuntimeError as exc:
+        backend._failed(done, exc, b"3|review-items|conv-secret-id")
+    assert backend.failed == 1 and isinstance(done.exception(), RuntimeError)
+    (message,) = [r.getMessage() for r in caplog.records if "not delivered" in r.getMessage()]
+    assert (
+        message == "a changelog record of review-items was not delivered: RuntimeError (TooLarge)"
+    )
+    assert "conv-secret-id" not in caplog.text
