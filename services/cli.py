@@ -238,7 +238,7 @@ def _print_summary(s: dict[str, object], out_dir: Path) -> None:
     out.print(table)
     out.print(
         f"outputs in {out_dir}/: findings.jsonl verdicts.jsonl review.jsonl evalset.jsonl "
-        "dead_letters.jsonl metrics.prom "
+        "dead_letters.jsonl estimates.json metrics.prom "
         "summary.json"
     )
 
@@ -251,9 +251,18 @@ def _pair(by_stratum: object) -> str:
 def _estimate(est: object) -> str:
     if not isinstance(est, dict):
         return "n/a"
-    point = est.get("estimate")
-    text = "n/a" if point is None else f"{point:.3f}"
-    return f"{text} [{est['lower']:.3f}, {est['upper']:.3f}]"
+    if not est.get("estimable"):
+        why = {
+            "no-answers": "no answers",
+            "unchecked-stratum": "answers counted, none checked",
+            "unchecked-always": "always-checked answers not checked",
+        }.get(str(est.get("not_estimable")), "")
+        return f"not estimable ({why})" if why else "not estimable"
+    text = f"{est['estimate']:.3f} [{est['lower']:.3f}, {est['upper']:.3f}]"
+    n_eff = est.get("effective_sample_size")
+    if est.get("method") == "korn-graubard" and n_eff is not None:
+        text += f" (n_eff {n_eff:.0f})"
+    return text
 
 
 @app.command()

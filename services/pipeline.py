@@ -49,7 +49,10 @@ class Pipeline:
         rule_ids = [(r.id, r.category, r.severity) for r in self.engine.rules.values()]
         rule_ids += [(rid, i.category, i.severity) for rid, i in GROUNDING_RULES.items()]
         self.metrics = VigilMetrics(
-            self.registry, rule_ids=rule_ids, tenants=settings.metric_tenants
+            self.registry,
+            rule_ids=rule_ids,
+            tenants=settings.metric_tenants,
+            estimate_max_conversations=settings.estimate_max_conversations,
         )
         self.dead_letters = DeadLetterPolicy(
             keep_bytes=settings.dead_letter_keep_bytes,

@@ -78,6 +78,7 @@ OUTPUT_FILES = (
     "review.jsonl",
     "evalset.jsonl",
     "evalset-archive.jsonl",
+    "estimates.json",
     "metrics.prom",
     "summary.json",
 )
@@ -402,7 +403,8 @@ def run_scan(
     Runs every stage of the dataflow (screening, the sampled claim checks with the judge when
     one is configured, review intake, eval-set sampling) and writes ``findings.jsonl``,
     ``verdicts.jsonl``, ``dead_letters.jsonl``, ``review.jsonl``, ``evalset.jsonl`` (and
-    ``evalset-archive.jsonl`` when periods retired), ``metrics.prom`` and ``summary.json``, each
+    ``evalset-archive.jsonl`` when periods retired), ``estimates.json`` (the population rates,
+    :class:`~schemas.estimates.PopulationEstimates`), ``metrics.prom`` and ``summary.json``, each
     mode 0600, after removing those of a previous run (:func:`prepare_output`).
     """
     flow = Dataflow(settings, clock="event", pipeline=pipeline)
@@ -455,9 +457,11 @@ def run_scan(
             summary.count(done)
         summary.evalset_cases = runner.finish_evalsets()
         summary.review_items = runner.write_review()
-        summary.estimates = pipe.metrics.estimates()
+        estimates = pipe.metrics.estimates()
+        summary.estimates = estimates.model_dump(mode="json")["measures"]
         if jconf is not None:
             summary.judge_calls = pipe.metrics.judge.counts()
+        files.open("estimates.json").write(estimates.model_dump_json(indent=2) + "\n")
         files.open("metrics.prom").write(pipe.metrics.exposition().decode("utf-8"))
         files.open("summary.json").write(json.dumps(summary.as_dict(), indent=2) + "\n")
     return summary

@@ -12,6 +12,7 @@ from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from schemas.events import DEFAULT_MAX_CONTENT_BYTES
+from services.estimation import DEFAULT_MAX_CONVERSATIONS
 from services.rules.validators import DEFAULT_PHONE_REGIONS
 from services.screening.memory import MemoryLimits
 
@@ -115,6 +116,10 @@ class Settings(BaseSettings):
     sample_rate: float = Field(default=0.1, ge=0.0, le=1.0)
     #: Key of the per-conversation sampling hash; whoever knows it can predict the sample.
     sample_key: SecretStr = SecretStr(_DEV_KEY)
+    #: Sampled conversations whose checked-answer counts each rate estimate keeps (the design
+    #: effect of whole-conversation sampling needs them); the least recently checked go first.
+    #: Two integers each, for the lifetime of the worker or scan.
+    estimate_max_conversations: int = Field(default=DEFAULT_MAX_CONVERSATIONS, ge=1)
     facts_dir: Path = REPO_ROOT / "rules" / "facts"
     extractors_dir: Path = REPO_ROOT / "rules" / "extractors"
     support_threshold: float | None = Field(default=None, ge=0.0, le=1.0)
