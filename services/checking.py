@@ -21,10 +21,12 @@ from schemas.verdicts import ClaimCheck, GroundingReport, JudgeLabel
 from services.grounding import (
     FactRegistry,
     GroundingConfig,
+    PassageCache,
     check,
     claims_for_judge,
     critical_claims,
     load_extractors,
+    load_lexicon,
 )
 from services.judge import JudgeConfig, JudgeRequest
 from services.sampling import SampleDecision, Sampler
@@ -89,6 +91,13 @@ class ClaimChecker:
     def __init__(self, settings: Settings) -> None:
         self.registry = FactRegistry.load([settings.facts_dir])
         self.extractors = load_extractors([settings.extractors_dir])
+        self.lexicon = load_lexicon(settings.grounding_lexicon_dir)
+        #: Prepared passages, shared by every answer this process checks (scan and worker).
+        self.cache = PassageCache(
+            max_entries=settings.grounding_cache_entries,
+            max_bytes=settings.grounding_cache_bytes,
+            ttl_seconds=settings.grounding_cache_ttl_seconds,
+        )
         overrides: dict[str, object] = {}
         if settings.support_threshold is not None:
             overrides["support_threshold"] = settings.support_threshold
@@ -103,7 +112,9 @@ class ClaimChecker:
         return self.sampler.decide(event.conversation_id, findings)
 
     def judge_requests(self, event: ChatEvent) -> list[JudgeRequest]:
-        pairs = claims_for_judge(event, self.config, self.registry)
+        pairs = claims_for_judge(
+            event, self.config, self.registry, lexicon=self.lexicon, cache=self.cache
+        )
         return [
             JudgeRequest(premise=premise, hypothesis=claim, language=event.base_language)
             for claim, premise in pairs
@@ -126,6 +137,8 @@ class ClaimChecker:
             inclusion_probability=decision.inclusion_probability,
             stratum=decision.stratum,
             judge_results=judge_results,
+            lexicon=self.lexicon,
+            cache=self.cache,
         )
         report = _redact(report, event, screened or [])
         return Checked(report, self._findings(event, report))
@@ -134,7 +147,11 @@ class ClaimChecker:
         out: list[Finding] = []
         for claim in critical_claims(report):
             rule = f"grounding.ungrounded_{claim.kind}"
-            why = "not grounded in the retrieved passages"
+            off = [m for m in claim.medical if m.status != "supported"]
+            if off:
+                why = "; ".join(f"{m.status}: {m.explanation}" for m in off)
+            else:
+                why = "not grounded in the retrieved passages"
             if claim.numbers_missing:
                 why += f"; numbers missing: {', '.join(claim.numbers_missing)}"
             out.append(self._finding(event, rule, claim.start, claim.end, claim.text, why))
@@ -205,7 +222,23 @@ def _redact(report: GroundingReport, event: ChatEvent, screened: list[Finding]) 
 
     def claim(c: ClaimCheck) -> ClaimCheck:
         missing = [mask_number(n) for n in c.numbers_missing]
-        return c.model_copy(update={"text": mask(c.text), "numbers_missing": missing})
+        medical = [
+            m.model_copy(
+                update={
+                    "explanation": mask(m.explanation),
+                    "supporting": [
+                        p.model_copy(update={"sentence": mask(p.sentence)}) for p in m.supporting
+                    ],
+                    "contradicting": [
+                        p.model_copy(update={"sentence": mask(p.sentence)}) for p in m.contradicting
+                    ],
+                }
+            )
+            for m in c.medical
+        ]
+        return c.model_copy(
+            update={"text": mask(c.text), "numbers_missing": missing, "medical": medical}
+        )
 
     return report.model_copy(
         update={
