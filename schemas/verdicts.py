@@ -75,8 +75,8 @@ class MedicalReading(_Out):
     age_years: NumberRange | None = Field(default=None, description="Age range, in years.")
     amount: NumberRange | None = None
     unit: str | None = Field(default=None, description="mg, ml, IU, tablet, drop, mg/kg, ...")
-    basis: Literal["dose", "day"] | None = Field(
-        default=None, description="Per dose, or per day (24 h); None when not stated."
+    basis: Literal["dose", "day", "week"] | None = Field(
+        default=None, description="Per dose, per day (24 h) or per week; None when not stated."
     )
     qualifier: Literal["max", "min", "start", "usual"] | None = None
     frequency_per_day: NumberRange | None = None

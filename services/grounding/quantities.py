@@ -131,7 +131,7 @@ _DOSE_DENOMINATORS: Final = frozenset(
 #: Words that open a denominator: ``/``, ``per``, ``mỗi``.
 _PER: Final = frozenset({"/", "per", "mỗi"})
 #: Range connectors between two numbers (``4-6``, ``4 to 6``, ``4 tot 6``, ``4 đến 6``).
-_CONNECTORS: Final = frozenset({"-", "–", "—", "to", "tot", "or", "of", "hoặc", "đến", "tới"})
+_CONNECTORS: Final = frozenset({"-", "–", "—", "to", "tot", "or", "of", "à", "hoặc", "đến", "tới"})
 _DAY_HOURS: Final = Decimal(24)
 
 _WORDS_1_TO_12: Final = {

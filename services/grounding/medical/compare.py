@@ -24,7 +24,7 @@ the adult (general) dose only.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Final, Literal
 
@@ -142,6 +142,8 @@ def _same_amount_other_basis(a: Reading, p: Reading) -> bool:
 
 def _condition_score(a: Reading, p: Reading) -> float:
     """How well the passage reading's conditions cover the answer's (0 when they differ)."""
+    if len(a.drugs) >= 2 and a.drugs <= p.drugs:
+        return 1.5  # an interaction: the passage sentence names both drugs
     if a.conditions and p.conditions:
         shared = a.conditions & p.conditions
         if not shared:
@@ -250,13 +252,20 @@ def _polarity_facet(
     return "contradicted", [], differ
 
 
-def compare(a: Reading, passages: Sequence[PassageReading]) -> Comparison:
-    """The status of one answer reading against the passages' readings (see the module doc)."""
-    pool = [
+def _pool(a: Reading, passages: Sequence[PassageReading]) -> list[PassageReading]:
+    return [
         p
         for p in passages
         if p.reading.kind == a.kind and _drugs_ok(a, p.reading) and _population_ok(a, p.reading)
     ]
+
+
+def compare(a: Reading, passages: Sequence[PassageReading]) -> Comparison:
+    """The status of one answer reading against the passages' readings (see the module doc)."""
+    pool = _pool(a, passages)
+    if not pool and "elderly" in a.populations:
+        # No passage reading for older people: the adult one applies to them.
+        pool = _pool(replace(a, populations=(a.populations - {"elderly"}) | {"adult"}), passages)
     named = [p for p in pool if p.reading.drugs]
     if a.drugs and any(a.drugs & p.reading.drugs for p in named):
         pool = [p for p in pool if a.drugs & p.reading.drugs]

@@ -45,7 +45,7 @@ Polarity = Literal[
     "contraindicated", "avoid", "not_recommended", "caution", "allowed", "recommended"
 ]
 Qualifier = Literal["max", "min", "start", "usual"]
-Basis = Literal["dose", "day"]
+Basis = Literal["dose", "day", "week"]
 
 
 class LexiconError(ValueError):

@@ -70,6 +70,7 @@ _DOSE_UNITS: Final = frozenset(
 _CLAUSE_BREAKS: Final = frozenset({",", ";", ":", "(", ")", "—", "–"})
 _CONTRAST: Final = frozenset({"but", "however", "maar", "echter", "nhưng", "tuy"})
 _DAY: Final = Decimal(24)
+_WEEK: Final = Decimal(168)
 Kind = Literal["exact", "max", "min"]
 
 
@@ -216,7 +217,7 @@ _AGE_EN = _AgeWords(
     range_words=frozenset({"to", "-", "–", "and"}),
 )
 _AGE_NL = _AgeWords(
-    years=frozenset({"jaar", "jaren", "jr"}),
+    years=frozenset({"jaar", "jaren", "jr", "jarig", "jarige"}),
     months=frozenset({"maand", "maanden"}),
     above_before=frozenset({"vanaf", "ouder", "boven", "van", "minstens"}),
     below_before=frozenset({"jonger", "onder", "tot", "beneden", "onder de"}),
@@ -259,6 +260,17 @@ def _ages_vi(
 _AGE_READERS: Final = {"en": _ages_en, "nl": _ages_nl, "vi": _ages_vi}
 
 
+def _age_group(low: Decimal | None, high: Decimal | None) -> str:
+    """The group an age range names when no group word does: 65 and over is elderly."""
+    if low is not None and low >= 65:
+        return "elderly"
+    if low is not None and low >= 18:
+        return "adult"
+    if high is not None and high >= 65:
+        return "elderly"
+    return "child" if high is None or high < 18 or low is None or low < 18 else "adult"
+
+
 def _number(word: str) -> Decimal | None:
     try:
         return Decimal(word.replace(",", "."))
@@ -283,13 +295,21 @@ def _ages(
         if j + 1 < hi and words[j] in w.range_words and kinds[j + 1] == NUM:
             second = _number(words[j + 1])
             j += 2
+        if (
+            j + 1 < hi
+            and words[j] in ("-", "–")
+            and (words[j + 1] in w.years or words[j + 1] in w.months)
+        ):
+            j += 1  # "6-year-old", "6-jarige"
         if j >= hi or (words[j] not in w.years and words[j] not in w.months) or first is None:
             i += 1
             continue
         scale = Decimal(1) if words[j] in w.years else Decimal(1) / Decimal(12)
         stop = j + 1
-        if stop < hi and words[stop] == "tuổi":  # "6 tháng tuổi"
+        if stop < hi and words[stop] in ("tuổi", "old"):  # "6 tháng tuổi", "6 years old"
             stop += 1
+        if stop + 1 < hi and words[stop] == "-" and words[stop + 1] == "old":
+            stop += 2
         low: Decimal | None = first * scale
         high: Decimal | None = second * scale if second is not None else None
         begin = i
@@ -435,7 +455,10 @@ def _merge_ranges(amounts: list[Amount], words: list[str]) -> list[tuple[Amount,
             if (
                 b.unit == a.unit
                 and len(between) in (1, 3)
-                and (between[0] in ("-", "–", "—", "to", "tot", "đến", "tới", "or", "of", "hoặc"))
+                and (
+                    between[0]
+                    in ("-", "–", "—", "to", "tot", "đến", "tới", "or", "of", "à", "hoặc")
+                )
                 and (len(between) == 1 or between == ["tot", "en", "met"])
                 and b.high >= a.low
             ):
@@ -448,10 +471,20 @@ def _merge_ranges(amounts: list[Amount], words: list[str]) -> list[tuple[Amount,
 
 
 def _day_basis_after(cues: list[tuple[int, int, Cue]], t1: int, taken: set[int]) -> int | None:
+    """A per-day (or per-week) phrase right after a count: "3 times a day", "once weekly"."""
     for k, (s, _, cue) in enumerate(cues):
-        if cue.kind == "basis" and cue.value == "day" and t1 <= s <= t1 + 2 and k not in taken:
+        if (
+            cue.kind == "basis"
+            and cue.value in ("day", "week")
+            and t1 <= s <= t1 + 2
+            and k not in taken
+        ):
             return k
     return None
+
+
+def _per_day(cue: Cue) -> Decimal:
+    return Decimal(1) / Decimal(7) if cue.value == "week" else Decimal(1)
 
 
 def read_sentence(
@@ -467,7 +500,12 @@ def read_sentence(
     """The readings of the sentence ``tokens[lo:hi]`` (``found``: its amounts)."""
     lang = language if language in _AGE_READERS else "en"
     words, kinds = tokens.words, tokens.kinds
-    cues = list(lexicon.matcher(lang).find(words, lo, hi))
+    inside = {t for a in found if len(a.parts) > 1 for t in range(a.t0, a.t1)}
+    cues = [
+        c
+        for c in lexicon.matcher(lang).find(words, lo, hi)
+        if not (c[2].kind == "qual" and c[0] in inside)  # "200 tot 400 mg": a range, no "tot"
+    ]
     drugs = list(lexicon.find_drugs(words, lo, hi))
     ages = _AGE_READERS[lang](tokens, lo, hi)
     used: set[int] = set()
@@ -490,7 +528,7 @@ def read_sentence(
         _, _, a_lo, a_hi = ages[0]
         age = (a_lo, a_hi)
         if not populations & {"adult", "child", "elderly", "adolescent"}:
-            populations.add("adult" if a_lo is not None and a_lo >= 18 else "child")
+            populations.add(_age_group(a_lo, a_hi))
         used.update(t for t in age_tokens if kinds[t] == NUM)
     stated_pop = bool(populations)
     if not stated_pop:
@@ -498,13 +536,22 @@ def read_sentence(
     # -- items: dose amounts, frequencies, intervals --------------------------------------
     items: list[_Item] = []
     taken_cues: set[int] = set()
-    doses = [a for a in found if _is_dose_amount(a) and a.t0 not in age_tokens]
+    doses = [
+        a
+        for a in found
+        if _is_dose_amount(a)
+        and a.t0 not in age_tokens
+        and (a.per_time is None or a.per_time >= _DAY)  # ml/min is a rate (clearance)
+    ]
+    for a in found:
+        if a.per_time is not None and a.per_time < _DAY and a.unit in _DOSE_UNITS:
+            used.update(range(a.t0, a.t1))
     for first, last in _merge_ranges(doses, words):
         span = Span(first.low, last.high)
         basis: Basis | None = None
         per_time = first.per_time or last.per_time
         if per_time is not None:
-            basis = "day" if per_time == _DAY else None
+            basis = "day" if per_time == _DAY else "week" if per_time == _WEEK else None
         elif first.per_dose or last.per_dose:
             basis = "dose"
         items.append(_Item("amount", first.t0, last.t1, span, first.unit, basis, amount=first))
@@ -530,6 +577,7 @@ def read_sentence(
             if day is None:
                 continue
             taken_cues.add(day)
+            factor = _per_day(cues[day][2])
             low = Decimal(cue.count)
             start = s
             if (s >= 2 and words[s - 1] in ("-", "to", "tot", "or", "of")) or (
@@ -541,7 +589,7 @@ def read_sentence(
                     low, start = min(low, _number(prev) or low), back
                 elif prev in NUMBER_WORDS:
                     low, start = Decimal(min(NUMBER_WORDS[prev], cue.count)), back
-            items.append(_Item("freq", start, e, Span(low, Decimal(cue.count))))
+            items.append(_Item("freq", start, e, Span(low * factor, cue.count * factor)))
     items.sort(key=lambda it: it.t0)
     _apply_qualifiers(items, cues)
     _apply_basis(items, cues, taken_cues)
@@ -604,11 +652,14 @@ def read_sentence(
     # -- contraindication readings ----------------------------------------------------------
     if not readings:
         risk = cond_keys | (pop_frozen - {"adult"}) if stated_pop or cond_keys else cond_keys
+        interaction = len(stated) >= 2
         for clause, pol in clause_pols:
             if pol is None:
                 continue
-            if pol in POSITIVE and not risk:
+            if pol in POSITIVE and not (risk or interaction):
                 continue
+            if not (stated or risk or carry.drugs):
+                continue  # "take care, and don't hesitate to ask": no drug, no condition
             readings.append(
                 Reading(
                     kind="contraindication",
@@ -674,7 +725,8 @@ def _frequency_of(
     day = _day_basis_after(cues, a.t1, taken)
     if day is not None:
         taken.add(day)
-        return Span(a.low, a.high)
+        factor = _per_day(cues[day][2])
+        return Span(a.low * factor, a.high * factor)
     for k, (_s, e, cue) in enumerate(cues):
         if k in taken:
             continue
