@@ -16,6 +16,7 @@ __all__ = [
     "GroundingReport",
     "JudgeLabel",
     "MedicalCheck",
+    "MedicalContext",
     "MedicalReading",
     "NumberRange",
     "PassageClaim",
@@ -85,6 +86,17 @@ class MedicalReading(_Out):
         default_factory=list, description="Conditions and risk groups the statement is about."
     )
     summary: str = Field(description="One line for a clinician: `max 4000 mg per 24 h`.")
+
+
+class MedicalContext(_Out):
+    """What the user's preceding turn says about who and what the answer is about: the drugs it
+    names and the population it describes ("my 6-year-old", "I am 79", "my eGFR is 25", "I am
+    pregnant"). Derived data only — no chat text — so a runner can keep it per conversation."""
+
+    drugs: list[str] = Field(default_factory=list, max_length=16)
+    populations: list[str] = Field(default_factory=list, max_length=16)
+    age_min_years: float | None = None
+    age_max_years: float | None = None
 
 
 class PassageClaim(_Out):

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from schemas.events import ChatEvent
 from schemas.outputs import Category, Finding, Severity
-from schemas.verdicts import ClaimCheck, GroundingReport, JudgeLabel
+from schemas.verdicts import ClaimCheck, GroundingReport, JudgeLabel, MedicalContext
 from services.grounding import (
     FactRegistry,
     GroundingConfig,
@@ -27,6 +27,7 @@ from services.grounding import (
     critical_claims,
     load_extractors,
     load_lexicon,
+    medical_context,
 )
 from services.judge import JudgeConfig, JudgeRequest
 from services.sampling import SampleDecision, Sampler
@@ -111,9 +112,16 @@ class ClaimChecker:
             return None
         return self.sampler.decide(event.conversation_id, findings)
 
-    def judge_requests(self, event: ChatEvent) -> list[JudgeRequest]:
+    def judge_requests(
+        self, event: ChatEvent, context: MedicalContext | None = None
+    ) -> list[JudgeRequest]:
         pairs = claims_for_judge(
-            event, self.config, self.registry, lexicon=self.lexicon, cache=self.cache
+            event,
+            self.config,
+            self.registry,
+            lexicon=self.lexicon,
+            cache=self.cache,
+            context=context,
         )
         return [
             JudgeRequest(premise=premise, hypothesis=claim, language=event.base_language)
@@ -126,9 +134,12 @@ class ClaimChecker:
         decision: SampleDecision,
         judge_results: dict[str, JudgeLabel] | None = None,
         screened: list[Finding] | None = None,
+        context: MedicalContext | None = None,
     ) -> Checked:
         """Check one sampled answer. ``screened`` are the answer's screening findings: values
-        they matched (personal data, secrets) are masked in the report's texts as in findings."""
+        they matched (personal data, secrets) are masked in the report's texts as in findings.
+        ``context``: drugs and population of the user's preceding turn
+        (:meth:`medical_context`), when the runner keeps it."""
         report = check(
             event,
             self.registry,
@@ -139,9 +150,14 @@ class ClaimChecker:
             judge_results=judge_results,
             lexicon=self.lexicon,
             cache=self.cache,
+            context=context,
         )
         report = _redact(report, event, screened or [])
         return Checked(report, self._findings(event, report))
+
+    def medical_context(self, event: ChatEvent) -> MedicalContext:
+        """Drugs and population a user turn states, for the answer after it."""
+        return medical_context(event.content, event.language, self.lexicon)
 
     def _findings(self, event: ChatEvent, report: GroundingReport) -> list[Finding]:
         out: list[Finding] = []

@@ -31,6 +31,7 @@ from services.grounding.grounding import (
     check,
     claims_for_judge,
     critical_claims,
+    medical_context,
     medical_reading,
 )
 from services.grounding.medical import LexiconError, MedicalLexicon, load_lexicon
@@ -65,6 +66,7 @@ __all__ = [
     "ground",
     "load_extractors",
     "load_lexicon",
+    "medical_context",
     "medical_reading",
     "quantities",
     "run_examples",

@@ -188,6 +188,7 @@ def atomic_claims(
     language: str | None,
     drug_names: frozenset[str] = frozenset(),
     lexicon: MedicalLexicon | None = None,
+    context: Carry | None = None,
 ) -> list[AtomicClaim]:
     """The answer's claims in order, with kind, citation markers, quantities and readings.
 
@@ -197,20 +198,20 @@ def atomic_claims(
     """
     lex = lexicon if lexicon is not None else load_lexicon()
     claims: list[AtomicClaim] = []
-    context: ClaimKind | None = None  # what a lead-in hands down to its list items
-    carry = Carry()
+    context_kind: ClaimKind | None = None  # what a lead-in hands down to its list items
+    carry = context if context is not None else Carry()
     for sentence in split_sentences(text, language):
         t = tokenize(sentence.text)
         found_amounts = amounts(t, language)
         found = tuple(flatten(found_amounts))
         reason = skip_reason(sentence.text, language, found, t)
         if reason == "heading":
-            context = _lead_in_kind(sentence.text, language)
+            context_kind = _lead_in_kind(sentence.text, language)
             read = read_sentence(t, 0, len(t), found_amounts, language, lex, carry)
             carry = read.carry
             continue
         if not sentence.bullet:
-            context = None
+            context_kind = None
         if reason is not None:
             continue
         units = units_of(t, language, passage=False)
@@ -222,9 +223,9 @@ def atomic_claims(
             )
         else:
             kind = claim_kind(t, language, found, drug_names)
-            inherits = context == "contraindication" or any(_is_dose_amount(q) for q in found)
-            if kind == "other" and sentence.bullet and context is not None and inherits:
-                kind = context
+            inherits = context_kind == "contraindication" or any(_is_dose_amount(q) for q in found)
+            if kind == "other" and sentence.bullet and context_kind is not None and inherits:
+                kind = context_kind
         leftover = tuple(
             q for a in found_amounts if not set(range(a.t0, a.t1)) & read.used for q in a.parts
         )

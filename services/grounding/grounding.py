@@ -31,6 +31,7 @@ from schemas.verdicts import (
     GroundingReport,
     JudgeLabel,
     MedicalCheck,
+    MedicalContext,
     MedicalReading,
     NumberRange,
     PassageClaim,
@@ -44,11 +45,21 @@ from services.grounding.extractors import ExtractorSet
 from services.grounding.facts import FactRegistry
 from services.grounding.medical.compare import Comparison, PassageReading
 from services.grounding.medical.lexicon import MedicalLexicon, load_lexicon
-from services.grounding.medical.reading import Reading, Span
+from services.grounding.medical.reading import Carry, Reading, Span, read_sentence
 from services.grounding.prepared import PassageCache
+from services.grounding.quantities import amounts
+from services.grounding.sentences import split_sentences
 from services.grounding.text import detect_language
+from services.grounding.tokens import tokenize
 
-__all__ = ["GroundingConfig", "check", "claims_for_judge", "critical_claims"]
+__all__ = [
+    "GroundingConfig",
+    "check",
+    "claims_for_judge",
+    "critical_claims",
+    "medical_context",
+    "medical_reading",
+]
 
 _PRIORITY = {"dose": 0, "contraindication": 1, "other": 2}
 
@@ -85,11 +96,51 @@ def _resolve_drugs(claims: list[AtomicClaim], evidence: Evidence) -> list[Atomic
     return out
 
 
+def medical_context(
+    text: str, language: str | None, lexicon: MedicalLexicon | None = None
+) -> MedicalContext:
+    """Drugs and population of a user turn, for the answer that follows it (see
+    :class:`~schemas.verdicts.MedicalContext`)."""
+    lex = lexicon if lexicon is not None else load_lexicon()
+    lang = detect_language(text, language)
+    drugs: set[str] = set()
+    populations: set[str] = set()
+    age: tuple[Decimal | None, Decimal | None] | None = None
+    carry = Carry()
+    for sentence in split_sentences(text[:8000], lang):
+        t = tokenize(sentence.text)
+        read = read_sentence(t, 0, len(t), amounts(t, lang), lang, lex, carry)
+        drugs |= read.carry.drugs
+        if read.carry.populations != carry.populations:
+            populations |= read.carry.populations
+            age = read.carry.age or age
+        carry = read.carry
+    return MedicalContext(
+        drugs=sorted(drugs)[:16],
+        populations=sorted(populations)[:16],
+        age_min_years=float(age[0]) if age and age[0] is not None else None,
+        age_max_years=float(age[1]) if age and age[1] is not None else None,
+    )
+
+
+def _carry(context: MedicalContext | None) -> Carry | None:
+    if context is None:
+        return None
+    lo = Decimal(str(context.age_min_years)) if context.age_min_years is not None else None
+    hi = Decimal(str(context.age_max_years)) if context.age_max_years is not None else None
+    return Carry(
+        drugs=frozenset(context.drugs),
+        populations=frozenset(context.populations),
+        age=(lo, hi) if lo is not None or hi is not None else None,
+    )
+
+
 def _prepare(
     event: ChatEvent,
     registry: FactRegistry | None,
     lexicon: MedicalLexicon | None = None,
     cache: PassageCache | None = None,
+    context: MedicalContext | None = None,
 ) -> tuple[str | None, list[AtomicClaim], Evidence]:
     if event.role != "assistant":
         raise ValueError(f"grounding checks assistant answers, got a {event.role!r} event")
@@ -97,7 +148,9 @@ def _prepare(
     names = registry.entities if registry is not None else frozenset()
     lex = lexicon if lexicon is not None else load_lexicon()
     evidence = Evidence(event.retrieval or [], language, lex, cache)
-    claims = _resolve_drugs(atomic_claims(event.content, language, names, lex), evidence)
+    claims = _resolve_drugs(
+        atomic_claims(event.content, language, names, lex, _carry(context)), evidence
+    )
     return language, claims, evidence
 
 
@@ -133,6 +186,7 @@ def claims_for_judge(
     *,
     lexicon: MedicalLexicon | None = None,
     cache: PassageCache | None = None,
+    context: MedicalContext | None = None,
 ) -> list[tuple[str, str]]:
     """``(claim_text, premise)`` pairs to send to the judge; the premise is the best passage.
 
@@ -141,7 +195,7 @@ def claims_for_judge(
     back to :func:`check` as ``judge_results`` keyed by claim text. Give the same ``registry`` as
     to :func:`check` so that claim kinds agree (drug names come from it).
     """
-    _, claims, evidence = _prepare(event, registry, lexicon, cache)
+    _, claims, evidence = _prepare(event, registry, lexicon, cache, context)
     if not evidence.passages or config.judge_max_claims == 0:
         return []
     ranked = sorted(
@@ -251,15 +305,18 @@ def check(
     judge_results: Mapping[str, JudgeLabel] | None = None,
     lexicon: MedicalLexicon | None = None,
     cache: PassageCache | None = None,
+    context: MedicalContext | None = None,
 ) -> GroundingReport:
     """Check one assistant answer (see the module docstring). Deterministic; no I/O.
 
     ``lexicon`` defaults to the bundled ``rules/grounding``; ``cache`` keeps prepared passages
-    between calls (:class:`~services.grounding.prepared.PassageCache`). Raises ``ValueError``
+    between calls (:class:`~services.grounding.prepared.PassageCache`); ``context`` is what the
+    user's preceding turn said about drug and population (:func:`medical_context`), used where
+    the answer does not say it. Raises ``ValueError``
     for a non-assistant event (and, via the report model, for an inclusion probability outside
     (0, 1]).
     """
-    language, claims, evidence = _prepare(event, registry, lexicon, cache)
+    language, claims, evidence = _prepare(event, registry, lexicon, cache, context)
     citations = check_citations(
         event.content,
         event.citations or [],
