@@ -74,7 +74,7 @@ ClaimKind = Literal["dose", "contraindication", "other"]
 SkipReason = Literal["question", "heading", "pleasantry", "abstention", "referral", "no_content"]
 
 #: Base units that make a number a dose amount (``%`` and bare numbers do not).
-_DOSE_BASES: Final = frozenset({"mg", "ml", "IU", "tablet", "drop", "times", "h"})
+_DOSE_BASES: Final = frozenset({"mg", "ml", "IU", "tablet", "drop", "puff", "sachet", "times", "h"})
 #: A greeting followed by at most this many content words is courtesy ("Thanks for asking!").
 _COURTESY_WORDS: Final = 2
 

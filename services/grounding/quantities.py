@@ -82,7 +82,9 @@ h 168 weeks | week | weeks | weken | tuần
 month 1 months | month | months | maand | maanden | tháng
 % 1 % | % | percent | per cent | procent | phần trăm
 tablet 1 tablets | tablet | tablets | tabletten | tabl | tab | tabs | pill | pills | pil | pillen
-tablet 1 tablets | capsule | capsules | caps | viên
+tablet 1 tablets | capsule | capsules | caps | viên | zetpil | zetpillen | suppository | suppositories
+puff 1 puffs | puff | puffs | inhalation | inhalations | pufje | pufjes | inhalatie | inhalaties | nhát
+sachet 1 sachets | sachet | sachets | zakje | zakjes | gói
 drop 1 drops | drop | drops | druppel | druppels | giọt
 times 1 times | times | x | × | keer | maal | lần
 """
@@ -373,6 +375,8 @@ def _unit_at(tokens: Tokens, i: int, language: str | None) -> _Unit | None:
     if stop < n and tokens.glued(stop) and kinds[stop] != SYM and words[i] != "%":
         return None  # "5 g2", "mgx"
     divisor, per, per_unit, per_time, per_dose = Decimal(1), Decimal(1), None, None, False
+    if stop + 1 < n and words[stop] in ("cho", "trên") and words[stop + 1] == "mỗi":
+        stop += 1  # "10 mg cho mỗi kg cân nặng"
     if stop < n and words[stop] in _PER:
         den = _denominator(tokens, stop, language)
         if den is not None:

@@ -219,11 +219,13 @@ def _facet_status(
         if limit:
             docs = {p.doc_id for p in agree}
             drugs = frozenset().union(*(p.reading.drugs for p in agree))
+            groups = {p.reading.populations for p in agree}
             clash = [
                 p
                 for p in differ
                 if p.doc_id not in docs
                 and p.reading.drugs & drugs
+                and p.reading.populations in groups
                 and p.reading.qualifier == a.qualifier
                 and p.reading.basis == a.basis
             ]

@@ -92,7 +92,14 @@ class GroupEntry(_Strict):
     examples: list[GroupExample] = Field(default_factory=list)
 
 
+class Neutral(_Strict):
+    en: list[str]
+    nl: list[str]
+    vi: list[str]
+
+
 class PopulationFile(_Strict):
+    neutral: Neutral
     populations: list[GroupEntry]
     conditions: list[GroupEntry]
 
@@ -246,6 +253,7 @@ class MedicalLexicon:
         entries += [(p, Cue("neg")) for p in cues.negators]
         entries += [(p, Cue("use")) for p in cues.use_verbs]
         entries += [(p, Cue("dayword")) for p in cues.day_words_before]
+        entries += [(p, Cue("neutral")) for p in getattr(groups.neutral, language)]
         for g in groups.populations:
             entries += [(p, Cue("pop", g.key)) for p in getattr(g, language)]
         for g in groups.conditions:
@@ -274,6 +282,11 @@ class MedicalLexicon:
         inn = self._single.get(key)
         if inn is not None:
             return 1, inn
+        if len(key) >= 10:  # Dutch compounds: "paracetamolzetpillen", "ibuprofendrank"
+            for cut in range(len(key) - 3, 5, -1):
+                inn = self._single.get(key[:cut])
+                if inn is not None:
+                    return 1, inn
         if len(key) >= 7:
             for stem in self.stems:
                 if key.endswith(stem) and len(key) >= len(stem) + 3:

@@ -65,7 +65,7 @@ _FLIP: Final[dict[str, Polarity]] = {
 _STRENGTH: Final = {"contraindicated": 4, "avoid": 3, "not_recommended": 2, "caution": 1}
 #: Units whose amounts are doses (``kg`` is body weight; ``mg/ml`` a strength).
 _DOSE_UNITS: Final = frozenset(
-    {"mg", "ml", "IU", "tablet", "drop", "mg/kg", "ml/kg", "IU/kg", "tablet/kg", "drop/kg"}
+    {"mg", "ml", "IU", "tablet", "drop", "puff", "sachet", "mg/kg", "ml/kg", "IU/kg"}
 )
 _CLAUSE_BREAKS: Final = frozenset({",", ";", ":", "(", ")", "—", "–"})
 _CONTRAST: Final = frozenset({"but", "however", "maar", "echter", "nhưng", "tuy"})
@@ -359,11 +359,14 @@ def _negated_nl(neg_at: Sequence[int], start: int, stop: int, clause: tuple[int,
 
 
 def _negated_vi(neg_at: Sequence[int], start: int, stop: int, clause: tuple[int, int]) -> bool:
-    """Vietnamese negates right before: "không an toàn", "chưa được dùng"."""
-    return _negated(neg_at, start, stop, clause, 2, 0)
+    """Vietnamese negates before, with adverbs between: "không an toàn", "không nên tự ý
+    uống"."""
+    return _negated(neg_at, start, stop, clause, 4, 0)
 
 
 _NEGATION: Final = {"en": _negated_en, "nl": _negated_nl, "vi": _negated_vi}
+#: Intervals longer than this are not between doses ("increase at intervals of 4 weeks").
+_LONGEST_INTERVAL: Final = Decimal(168)
 
 
 def flip(polarity: Polarity) -> Polarity:
@@ -745,7 +748,7 @@ def _interval_of(a: Amount, cues: list[tuple[int, int, Cue]]) -> Span | None:
     ]
     after = [c for s, e, c in cues if s == a.t1 and c.kind == "ivl_after"]
     interval = any(c.kind == "ivl_before" for c in before) or bool(after)
-    if not interval or a.low <= 0:
+    if not interval or a.low <= 0 or a.high > _LONGEST_INTERVAL:
         return None
     if any(c.kind == "qual" and c.value == "min" for c in before):
         return Span(Decimal(0), _DAY / a.low, "max")
