@@ -82,8 +82,10 @@ h 168 weeks | week | weeks | weken | tuần
 month 1 months | month | months | maand | maanden | tháng
 % 1 % | % | percent | per cent | procent | phần trăm
 tablet 1 tablets | tablet | tablets | tabletten | tabl | tab | tabs | pill | pills | pil | pillen
-tablet 1 tablets | capsule | capsules | caps | viên | zetpil | zetpillen | suppository | suppositories
-puff 1 puffs | puff | puffs | inhalation | inhalations | pufje | pufjes | inhalatie | inhalaties | nhát
+tablet 1 tablets | capsule | capsules | caps | viên | zetpil | zetpillen
+tablet 1 tablets | suppository | suppositories
+puff 1 puffs | puff | puffs | inhalation | inhalations | pufje | pufjes | nhát
+puff 1 puffs | inhalatie | inhalaties
 sachet 1 sachets | sachet | sachets | zakje | zakjes | gói
 drop 1 drops | drop | drops | druppel | druppels | giọt
 times 1 times | times | x | × | keer | maal | lần
