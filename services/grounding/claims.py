@@ -49,6 +49,7 @@ from services.grounding.lexicon import (
     ACKNOWLEDGEMENTS,
     CONTRA_CUES,
     DOSE_CUES,
+    NONCLAIM_FRAMES,
     PLEASANTRY_CUES,
     REFERRAL_CUES,
     cues_for,
@@ -152,8 +153,11 @@ def skip_reason(
     if stripped.endswith("?"):
         return "question"
     key = phrase_key(tokens if tokens is not None else text)
-    if with_unit or has_cue(key, cues_for(CONTRA_CUES, language)):
+    if has_cue(key, cues_for(CONTRA_CUES, language)):
         return None
+    if with_unit:
+        framed = _frame(key, language, with_unit=True)
+        return framed if framed == "abstention" else None
     opening = opening_cue(key, cues_for(PLEASANTRY_CUES, language))
     if opening is not None and len(claim_units(key[len(opening) :], language)) <= _COURTESY_WORDS:
         return "pleasantry"
@@ -161,6 +165,9 @@ def skip_reason(
         return "abstention"
     if has_cue(key, cues_for(REFERRAL_CUES, language)):
         return "referral"
+    frame = _frame(key, language, with_unit=any(q.has_unit for q in found))
+    if frame is not None:
+        return frame
     words = set(key.split())
     if not found and (
         (words and words <= ACKNOWLEDGEMENTS)
@@ -171,6 +178,28 @@ def skip_reason(
         )
     ):
         return "no_content"
+    return None
+
+
+def _frame(key: str, language: str | None, *, with_unit: bool) -> SkipReason | None:
+    """An abstention, hedge or referral written in free words (``rules/grounding/
+    nonclaims.yaml``): speaker or source + negator + verb of knowing; a hedge; a professional
+    + a verb of contacting (only without an amount)."""
+    frames = (
+        [NONCLAIM_FRAMES[language]]
+        if language in NONCLAIM_FRAMES
+        else list(NONCLAIM_FRAMES.values())
+    )
+    for f in frames:
+        if has_cue(key, f.contrast):
+            continue
+        who = has_cue(key, f.speakers) or has_cue(key, f.sources)
+        if who and has_cue(key, f.negators) and has_cue(key, f.verbs):
+            return "abstention"
+        if has_cue(key, f.hedges) and not with_unit:
+            return "abstention"
+        if not with_unit and has_cue(key, f.professionals) and has_cue(key, f.contact_verbs):
+            return "referral"
     return None
 
 
