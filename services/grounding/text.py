@@ -17,6 +17,7 @@ letters is treated as Vietnamese and anything else with the union of the English
 from __future__ import annotations
 
 import itertools
+import re
 import unicodedata
 from collections.abc import Iterable
 from functools import lru_cache
@@ -189,12 +190,20 @@ def _cue_keys(cues: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(phrase_key(cue) for cue in cues)
 
 
+@lru_cache(maxsize=64)
+def _cue_pattern(cues: tuple[str, ...]) -> re.Pattern[str]:
+    """One alternation of literal padded phrases: a scan in C instead of a loop per cue (the
+    alternatives are fixed strings, so matching is bounded by text × longest cue)."""
+    keys = sorted(set(_cue_keys(cues)), key=len, reverse=True)
+    return re.compile("|".join(re.escape(k) for k in keys) or "(?!)")
+
+
 def has_cue(key: str, cues: tuple[str, ...]) -> bool:
     """Whether the padded phrase ``key`` contains one of ``cues`` as whole words."""
-    return any(cue in key for cue in _cue_keys(cues))
+    return _cue_pattern(cues).search(key) is not None
 
 
 def opening_cue(key: str, cues: tuple[str, ...]) -> str | None:
     """The longest of ``cues`` that the padded phrase ``key`` opens with, or ``None``."""
-    found = [cue for cue in _cue_keys(cues) if key.startswith(cue)]
-    return max(found, key=len) if found else None
+    m = _cue_pattern(cues).match(key)  # alternatives longest first: the longest opening
+    return m.group() if m else None

@@ -33,6 +33,8 @@ NUM: Final = 1
 SYM: Final = 2
 
 _TOKEN = re.compile(r"(\d+(?:[.,]\d+)*)|([^\W\d_]+(?:['’][^\W\d_]+)?)|([^\w\s])")
+#: Group number of a match → token kind.
+_KIND: Final = {1: NUM, 2: WORD, 3: SYM}
 
 
 def _word(raw: str) -> str:
@@ -65,21 +67,28 @@ def tokenize(text: str, *, normalized: bool = False) -> Tokens:
     """Tokens of the NFC form of ``text`` (pass ``normalized=True`` when it already is)."""
     if not normalized:
         text = unicodedata.normalize("NFC", text)
+    low = text.lower()
+    if len(low) != len(text):  # a few letters lower-case to two code points ("İ")
+        return _tokenize_slow(text)
+    matches = list(_TOKEN.finditer(low))
+    kinds = [_KIND[m.lastindex] for m in matches]  # type: ignore[index]
+    words = [m.group() for m in matches]
+    if "'" in low or "’" in low:
+        words = [_word(w) if k == WORD else w for w, k in zip(words, kinds, strict=True)]
+    starts = [m.start() for m in matches]
+    ends = [m.end() for m in matches]
+    return Tokens(text, words, kinds, starts, ends)
+
+
+def _tokenize_slow(text: str) -> Tokens:
     words: list[str] = []
     kinds: list[int] = []
     starts: list[int] = []
     ends: list[int] = []
     for m in _TOKEN.finditer(text):
-        num, word, _ = m.groups()
-        if num is not None:
-            words.append(num)
-            kinds.append(NUM)
-        elif word is not None:
-            words.append(_word(word))
-            kinds.append(WORD)
-        else:
-            words.append(m.group())
-            kinds.append(SYM)
+        kind = _KIND[m.lastindex]  # type: ignore[index]
+        words.append(_word(m.group()) if kind == WORD else m.group().lower())
+        kinds.append(kind)
         starts.append(m.start())
         ends.append(m.end())
     return Tokens(text, words, kinds, starts, ends)

@@ -38,6 +38,7 @@ __all__ = [
     "spelling_key",
 ]
 
+_WORD_MEMO: Final = 50_000
 DEFAULT_LEXICON_DIR: Final = Path(__file__).resolve().parents[3] / "rules" / "grounding"
 LANGUAGES: Final = ("en", "nl", "vi")
 
@@ -208,6 +209,8 @@ class MedicalLexicon:
         self.source = where
         self.drug_file, self.group_file, self.cue_file = drugs, groups, cues
         self._single: dict[str, str] = {}
+        #: word → INN or None, memoised per lexicon; cleared when it reaches _WORD_MEMO words.
+        self._memo: dict[str, str | None] = {}
         self._multi: PhraseMatcher[str] = PhraseMatcher()
         self.inns: frozenset[str] = frozenset(d.inn for d in drugs.drugs)
         for entry in drugs.drugs:
@@ -278,19 +281,30 @@ class MedicalLexicon:
         word = words[i]
         if len(word) < 3 or not word[0].isalpha():
             return None
+        memo = self._memo
+        if word in memo:
+            inn = memo[word]
+            return None if inn is None else (1, inn)
+        found = self._word_drug(word)
+        if len(memo) >= _WORD_MEMO:
+            memo.clear()  # bounded: start again rather than grow
+        memo[word] = found
+        return None if found is None else (1, found)
+
+    def _word_drug(self, word: str) -> str | None:
         key = spelling_key(word)
         inn = self._single.get(key)
         if inn is not None:
-            return 1, inn
+            return inn
         if len(key) >= 10:  # Dutch compounds: "paracetamolzetpillen", "ibuprofendrank"
             for cut in range(len(key) - 3, 5, -1):
                 inn = self._single.get(key[:cut])
                 if inn is not None:
-                    return 1, inn
+                    return inn
         if len(key) >= 7:
             for stem in self.stems:
                 if key.endswith(stem) and len(key) >= len(stem) + 3:
-                    return 1, key
+                    return key
         return None
 
     def find_drugs(self, words: list[str], start: int, stop: int) -> Iterator[tuple[int, int, str]]:

@@ -37,6 +37,7 @@ from typing import Final, Literal
 from services.grounding.lexicon import DOSE_CUES
 from services.grounding.medical.lexicon import Basis, Cue, MedicalLexicon, Polarity, Qualifier
 from services.grounding.quantities import NUMBER_WORDS, Amount, format_decimal
+from services.grounding.text import has_cue
 from services.grounding.tokens import NUM, SYM, Tokens
 
 __all__ = [
@@ -700,9 +701,8 @@ def _qualified(span: Span, qualifier: Qualifier | None) -> Span:
 
 
 def _has_dose_cue(words: list[str], lo: int, hi: int, language: str) -> bool:
-    cues = DOSE_CUES.get(language, ())
     key = " " + " ".join(words[lo:hi]) + " "
-    return any(f" {c} " in key for c in cues)
+    return has_cue(key, DOSE_CUES.get(language, ()))
 
 
 def _drug_for(t: int, drugs: list[tuple[int, int, str]]) -> frozenset[str]:
