@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 from decimal import Decimal
-from typing import Literal
+from typing import Final, Literal
 
 from schemas.events import ChatEvent
 from schemas.verdicts import (
@@ -47,7 +47,7 @@ from services.grounding.medical.compare import Comparison, PassageReading
 from services.grounding.medical.lexicon import MedicalLexicon, load_lexicon
 from services.grounding.medical.reading import Carry, Reading, Span, read_sentence
 from services.grounding.prepared import PassageCache
-from services.grounding.quantities import amounts
+from services.grounding.quantities import UNITS, amounts
 from services.grounding.sentences import split_sentences
 from services.grounding.text import detect_language
 from services.grounding.tokens import tokenize
@@ -96,6 +96,25 @@ def _resolve_drugs(claims: list[AtomicClaim], evidence: Evidence) -> list[Atomic
     return out
 
 
+#: A person word shortly before a bare number makes it that person's age in a question ("my
+#: mum is 82", "I'm 79", "mijn zoon van 6", "ik ben 75"); only questions are read this way.
+_PERSONS: Final = frozenset(
+    ["i", "she", "he", "mum", "mom", "mother", "father", "dad", "son", "daughter", "child", "kid", "grandmother", "grandfather", "grandma", "grandpa", "wife", "husband", "boy", "girl", "ik", "zij", "hij", "moeder", "vader", "zoon", "dochter", "kind", "oma", "opa", "vrouw", "man", "jongen", "meisje"]
+)
+
+
+def _question_age(text: str) -> Decimal | None:
+    t = tokenize(text)
+    for i, (word, kind) in enumerate(zip(t.words, t.kinds, strict=True)):
+        if kind != 1 or not word.isdigit() or not 0 < int(word) < 120:
+            continue
+        if i + 1 < len(t) and t.words[i + 1] in UNITS:
+            continue  # "20 mg", "6 months": an amount, not an age
+        if any(w in _PERSONS for w in t.words[max(0, i - 3) : i]):
+            return Decimal(word)
+    return None
+
+
 def medical_context(
     text: str, language: str | None, lexicon: MedicalLexicon | None = None
 ) -> MedicalContext:
@@ -115,6 +134,11 @@ def medical_context(
             populations |= read.carry.populations
             age = read.carry.age or age
         carry = read.carry
+    if age is None:
+        years = _question_age(text[:8000])
+        if years is not None:
+            age = (years, years)
+            populations.add("elderly" if years >= 65 else "adult" if years >= 18 else "child")
     return MedicalContext(
         drugs=sorted(drugs)[:16],
         populations=sorted(populations)[:16],

@@ -82,6 +82,9 @@ def _ages_overlap(
 def _population_ok(a: Reading, p: Reading) -> bool:
     if not a.populations:
         return True
+    risk = a.populations & a.conditions  # kidney or liver impairment, pregnancy, alcohol...
+    if risk and not risk <= p.populations:
+        return False
     if not p.populations:
         return a.populations <= {"adult"}
     if not a.populations & p.populations:
@@ -193,6 +196,11 @@ def _dose_facets(
     against: list[PassageReading] = []
     if a.amount is not None:
         same_unit = [p for p in pool if p.reading.amount is not None and p.reading.unit == a.unit]
+        if a.qualifier is not None:
+            # A starting / usual / maximum dose is checked against the passages' dose of that
+            # kind when they state one ("start 20 mg" against "start 10 mg", not "usual 20 mg").
+            if any(p.reading.qualifier == a.qualifier for p in same_unit):
+                same_unit = [p for p in same_unit if p.reading.qualifier in (a.qualifier, None)]
         agree = [p for p in same_unit if _amount_agrees(a, p.reading)]
         other_basis = [p for p in same_unit if _same_amount_other_basis(a, p.reading)]
         differ = other_basis + [p for p in same_unit if p not in agree and p not in other_basis]
@@ -262,19 +270,25 @@ def _pool(a: Reading, passages: Sequence[PassageReading]) -> list[PassageReading
     ]
 
 
-def compare(a: Reading, passages: Sequence[PassageReading]) -> Comparison:
-    """The status of one answer reading against the passages' readings (see the module doc)."""
+def _judge(
+    a: Reading, passages: Sequence[PassageReading]
+) -> tuple[Status, list[PassageReading], list[PassageReading]]:
     pool = _pool(a, passages)
-    if not pool and "elderly" in a.populations:
-        # No passage reading for older people: the adult one applies to them.
-        pool = _pool(replace(a, populations=(a.populations - {"elderly"}) | {"adult"}), passages)
     named = [p for p in pool if p.reading.drugs]
     if a.drugs and any(a.drugs & p.reading.drugs for p in named):
         pool = [p for p in pool if a.drugs & p.reading.drugs]
     if a.kind == "dose":
-        status, support, against = _dose_facets(a, pool)
-    else:
-        status, support, against = _polarity_facet(a, pool)
+        return _dose_facets(a, pool)
+    return _polarity_facet(a, pool)
+
+
+def compare(a: Reading, passages: Sequence[PassageReading]) -> Comparison:
+    """The status of one answer reading against the passages' readings (see the module doc)."""
+    status, support, against = _judge(a, passages)
+    if status == "unknown" and "elderly" in a.populations:
+        # Nothing said for older people about this: the adult statement applies to them.
+        adult = replace(a, populations=(a.populations - {"elderly"}) | {"adult"})
+        status, support, against = _judge(adult, passages)
     against.sort(key=lambda p: not _same_amount_other_basis(a, p.reading))
     return Comparison(
         status, a, tuple(support), tuple(against), _explain(status, a, support, against)

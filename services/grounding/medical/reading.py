@@ -684,10 +684,13 @@ def read_sentence(
                 )
             )
             break  # one safety claim per sentence: the first clause that makes one
+    # A contraindication's risk group ("do not drink alcohol") is not who the next sentence's
+    # dose is for; a dose statement's population is.
+    hands_on = stated_pop and not (readings and readings[0].kind == "contraindication")
     new_carry = Carry(
         drugs=stated or carry.drugs,
-        populations=pop_frozen if stated_pop else carry.populations,
-        age=age if stated_pop else carry.age,
+        populations=pop_frozen if hands_on else carry.populations,
+        age=age if hands_on else carry.age,
     )
     return SentenceReading(tuple(readings), frozenset(used), new_carry, dose_cue)
 
