@@ -200,6 +200,8 @@ def _frame(key: str, language: str | None, *, with_unit: bool) -> SkipReason | N
             return "abstention"
         if not with_unit and has_cue(key, f.professionals) and has_cue(key, f.contact_verbs):
             return "referral"
+        if not with_unit and has_cue(key, f.courtesy):
+            return "pleasantry"
     return None
 
 

@@ -99,7 +99,42 @@ def _resolve_drugs(claims: list[AtomicClaim], evidence: Evidence) -> list[Atomic
 #: A person word shortly before a bare number makes it that person's age in a question ("my
 #: mum is 82", "I'm 79", "mijn zoon van 6", "ik ben 75"); only questions are read this way.
 _PERSONS: Final = frozenset(
-    ["i", "she", "he", "mum", "mom", "mother", "father", "dad", "son", "daughter", "child", "kid", "grandmother", "grandfather", "grandma", "grandpa", "wife", "husband", "boy", "girl", "ik", "zij", "hij", "moeder", "vader", "zoon", "dochter", "kind", "oma", "opa", "vrouw", "man", "jongen", "meisje"]
+    {
+        "i",
+        "she",
+        "he",
+        "mum",
+        "mom",
+        "mother",
+        "father",
+        "dad",
+        "son",
+        "daughter",
+        "child",
+        "kid",
+        "grandmother",
+        "grandfather",
+        "grandma",
+        "grandpa",
+        "wife",
+        "husband",
+        "boy",
+        "girl",
+        "ik",
+        "zij",
+        "hij",
+        "moeder",
+        "vader",
+        "zoon",
+        "dochter",
+        "kind",
+        "oma",
+        "opa",
+        "vrouw",
+        "man",
+        "jongen",
+        "meisje",
+    }
 )
 
 

@@ -247,6 +247,7 @@ class NonclaimFrames:
     professionals: tuple[str, ...]
     contact_verbs: tuple[str, ...]
     contrast: tuple[str, ...]
+    courtesy: tuple[str, ...]
 
 
 def _load_frames(path: Path) -> tuple[dict[str, NonclaimFrames], list[dict[str, object]]]:

@@ -17,17 +17,17 @@ import time
 import unicodedata
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Final
 
 from schemas.events import Passage
 from services.grounding.medical.lexicon import MedicalLexicon
-from services.grounding.medical.reading import Carry, Reading, read_sentence
+from services.grounding.medical.reading import Carry, Reading, Span, read_sentence
 from services.grounding.quantities import Amount, amounts, flatten
 from services.grounding.sentences import split_sentences
 from services.grounding.text import units_of
-from services.grounding.tokens import tokenize
+from services.grounding.tokens import Tokens, tokenize
 
 __all__ = ["CacheStats", "PassageCache", "PreparedPassage", "prepare_passage"]
 
@@ -60,6 +60,51 @@ def _doc_drugs(doc_id: str, lexicon: MedicalLexicon) -> frozenset[str]:
     return frozenset(inn for _, _, inn in lexicon.find_drugs(t.words, 0, len(t)))
 
 
+#: Words for a unit dose form: "500 mg tablets", "tabletten van 500 mg", "viên 500 mg".
+_FORMS: Final = frozenset(
+    {
+        "tablet",
+        "tablets",
+        "capsule",
+        "capsules",
+        "tabletten",
+        "zetpil",
+        "zetpillen",
+        "suppository",
+        "suppositories",
+        "viên",
+        "comprimé",
+    }
+)
+
+
+def _strengths(t: Tokens, found: list[Amount]) -> list[Decimal]:
+    """Strengths of one tablet (mg) stated in a sentence: an mg amount next to a dose form
+    word, or the title of a leaflet ("Paracetamol 500 mg (Panadol)")."""
+    words = t.words
+    out: list[Decimal] = []
+    mg = [a for a in found if a.unit == "mg" and len(a.parts) == 1]
+    for a in mg:
+        after = words[a.t1 : a.t1 + 2]
+        before = words[max(0, a.t0 - 2) : a.t0]
+        if _FORMS.intersection(after) or _FORMS.intersection(before):
+            out.append(a.low)
+    words_only = [w for w, k in zip(words, t.kinds, strict=True) if k == 0]
+    if not out and len(mg) == 1 and len(found) == 1 and len(words_only) <= 6:
+        out.append(mg[0].low)  # a title: drug and strength
+    return out
+
+
+def _in_mg(readings: list[tuple[str, Reading]], strength: Decimal) -> list[tuple[str, Reading]]:
+    """Tablet counts restated in mg with the passage's one tablet strength (1–2 × 500 mg)."""
+    out: list[tuple[str, Reading]] = []
+    for sentence, r in readings:
+        if r.unit == "tablet" and r.amount is not None:
+            amount = Span(r.amount.low * strength, r.amount.high * strength, r.amount.kind)
+            out.append((sentence, replace(r, amount=amount, unit="mg")))
+    return out
+
+
 def prepare_passage(
     passage: Passage, language: str | None, lexicon: MedicalLexicon
 ) -> PreparedPassage:
@@ -71,9 +116,11 @@ def prepare_passage(
     drugs: set[str] = set()
     carry = Carry(drugs=_doc_drugs(passage.doc_id, lexicon))
     drugs |= carry.drugs
+    strengths: set[Decimal] = set()
     for sentence in split_sentences(text, language):
         t = tokenize(sentence.text, normalized=True)
         found: list[Amount] = amounts(t, language)
+        strengths.update(_strengths(t, found))
         for q in flatten(found):
             if q.has_unit:
                 keys.add(q.key)
@@ -83,6 +130,8 @@ def prepare_passage(
         carry = read.carry
         drugs |= carry.drugs
         readings.extend((sentence.text, r) for r in read.readings)
+    if len(strengths) == 1:
+        readings += _in_mg(readings, next(iter(strengths)))
     readings = list(dict.fromkeys(readings))  # a repeated sentence reads the same
     units = units_of(tokenize(text, normalized=True), language, passage=True)
     size = (

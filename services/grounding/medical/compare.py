@@ -196,11 +196,10 @@ def _dose_facets(
     against: list[PassageReading] = []
     if a.amount is not None:
         same_unit = [p for p in pool if p.reading.amount is not None and p.reading.unit == a.unit]
-        if a.qualifier is not None:
-            # A starting / usual / maximum dose is checked against the passages' dose of that
-            # kind when they state one ("start 20 mg" against "start 10 mg", not "usual 20 mg").
-            if any(p.reading.qualifier == a.qualifier for p in same_unit):
-                same_unit = [p for p in same_unit if p.reading.qualifier in (a.qualifier, None)]
+        # A starting / usual / maximum dose is checked against the passages' dose of that kind
+        # when they state one ("start 20 mg" against "start 10 mg", not "usual 20 mg").
+        if a.qualifier is not None and any(p.reading.qualifier == a.qualifier for p in same_unit):
+            same_unit = [p for p in same_unit if p.reading.qualifier in (a.qualifier, None)]
         agree = [p for p in same_unit if _amount_agrees(a, p.reading)]
         other_basis = [p for p in same_unit if _same_amount_other_basis(a, p.reading)]
         differ = other_basis + [p for p in same_unit if p not in agree and p not in other_basis]

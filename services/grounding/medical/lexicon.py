@@ -141,6 +141,7 @@ class LanguageCues(_Strict):
     negation_scope: Scope
     use_verbs: list[str]
     day_words_before: list[str]
+    normal_words: list[str] = Field(default_factory=list)
     examples: list[ReadingExample] = Field(default_factory=list)
 
 
@@ -256,6 +257,7 @@ class MedicalLexicon:
         entries += [(p, Cue("neg")) for p in cues.negators]
         entries += [(p, Cue("use")) for p in cues.use_verbs]
         entries += [(p, Cue("dayword")) for p in cues.day_words_before]
+        entries += [(p, Cue("normal")) for p in cues.normal_words]
         entries += [(p, Cue("neutral")) for p in getattr(groups.neutral, language)]
         for g in groups.populations:
             entries += [(p, Cue("pop", g.key)) for p in getattr(g, language)]

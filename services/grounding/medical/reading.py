@@ -522,6 +522,11 @@ def read_sentence(
         if cue.kind in ("basis", "qual", "ivl_after", "ivl_before"):
             cue_tokens.update(range(s, e))
     # -- populations and conditions -------------------------------------------------------
+    normal = [s for s, _, c in cues if c.kind == "normal"]
+    if normal:  # "kidneys work normally": no impairment
+        cues = [
+            c for c in cues if not (c[2].kind == "cond" and any(abs(n - c[0]) <= 4 for n in normal))
+        ]
     populations = {c.value for _, _, c in cues if c.kind == "pop"}
     conditions = {c.value for _, _, c in cues if c.kind == "cond"}
     populations |= {c.value for _, _, c in cues if c.kind == "cond" and c.population}
