@@ -142,6 +142,7 @@ class LanguageCues(_Strict):
     use_verbs: list[str]
     day_words_before: list[str]
     normal_words: list[str] = Field(default_factory=list)
+    more_than: list[str] = Field(default_factory=list)
     examples: list[ReadingExample] = Field(default_factory=list)
 
 
@@ -258,6 +259,7 @@ class MedicalLexicon:
         entries += [(p, Cue("use")) for p in cues.use_verbs]
         entries += [(p, Cue("dayword")) for p in cues.day_words_before]
         entries += [(p, Cue("normal")) for p in cues.normal_words]
+        entries += [(p, Cue("more")) for p in cues.more_than]
         entries += [(p, Cue("neutral")) for p in getattr(groups.neutral, language)]
         for g in groups.populations:
             entries += [(p, Cue("pop", g.key)) for p in getattr(g, language)]

@@ -510,6 +510,7 @@ def read_sentence(
         for c in lexicon.matcher(lang).find(words, lo, hi)
         if not (c[2].kind == "qual" and c[0] in inside)  # "200 tot 400 mg": a range, no "tot"
     ]
+    cues = _negated_more(cues)
     drugs = list(lexicon.find_drugs(words, lo, hi))
     ages = _AGE_READERS[lang](tokens, lo, hi)
     used: set[int] = set()
@@ -544,7 +545,13 @@ def read_sentence(
         populations, age = set(carry.populations), carry.age
     # -- items: dose amounts, frequencies, intervals --------------------------------------
     items: list[_Item] = []
-    taken_cues: set[int] = set()
+    # Basis words written as a denominator ("3 keer per dag", "4 g/day") are the amount's own.
+    spans = [(a.t0, a.t1) for a in found]
+    taken_cues: set[int] = {
+        k
+        for k, (s, _, c) in enumerate(cues)
+        if c.kind == "basis" and any(t0 < s < t1 for t0, t1 in spans)
+    }
     doses = [
         a
         for a in found
@@ -698,6 +705,31 @@ def read_sentence(
         age=age if hands_on else carry.age,
     )
     return SentenceReading(tuple(readings), frozenset(used), new_carry, dose_cue)
+
+
+def _negated_more(cues: list[tuple[int, int, Cue]]) -> list[tuple[int, int, Cue]]:
+    """ "Should not take | more than 4 g", "mag niet | meer dan": a negative phrase or a negator
+    right before "more than" is a maximum, not an avoid."""
+    out: list[tuple[int, int, Cue]] = []
+    for s, e, cue in cues:
+        if cue.kind == "more":
+            if (
+                out
+                and out[-1][1] >= s - 1
+                and (
+                    out[-1][2].kind == "neg"
+                    or (out[-1][2].kind == "pol" and out[-1][2].value in NEGATIVE)
+                    or (out[-1][2].kind == "use" and len(out) > 1 and out[-2][2].kind == "neg")
+                )
+            ):
+                start = out[-1][0]
+                out.pop()
+                if out and out[-1][2].kind == "neg" and out[-1][1] >= start - 1:
+                    start = out.pop()[0]
+                out.append((start, e, Cue("qual", "max")))
+            continue
+        out.append((s, e, cue))
+    return out
 
 
 def _qualified(span: Span, qualifier: Qualifier | None) -> Span:
