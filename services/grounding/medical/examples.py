@@ -119,7 +119,7 @@ def run_lexicon_examples(lexicon: MedicalLexicon) -> Iterator[LexiconExample]:
     for nx in NONCLAIM_EXAMPLES:
         text, language = str(nx["text"]), str(nx["language"])
         reason = skip_reason(text, language, quantities(text, language))
-        want = nx.get("reason")
+        expected = nx.get("reason")
         yield LexiconExample(
-            "nonclaims.yaml", language, text, reason == want, f"want {want!r}, got {reason!r}"
+            "nonclaims.yaml", language, text, reason == expected, f"want {expected!r}, got {reason!r}"
         )
