@@ -161,11 +161,19 @@ def worker(
     """Run the Faust worker (settings from VIGIL_* environment variables)."""
     import faust
 
+    from services.streaming.admin import PartitionsError, resolve_partitions
     from services.streaming.app import create_app
 
     settings = _settings(web_port=web_port)
     if settings.uses_dev_key:
         err.print("[yellow]warning:[/yellow] VIGIL_MEMORY_KEY is the development default; set it.")
+    try:
+        partitions, found = resolve_partitions(settings)
+    except PartitionsError as exc:
+        raise _fail(str(exc)) from None
+    if partitions != settings.topic_partitions:
+        err.print(f"[yellow]note:[/yellow] {found}")
+        settings = settings.model_copy(update={"topic_partitions": partitions})
     faust_app = create_app(settings)
     faust.Worker(faust_app, loglevel=loglevel.upper()).execute_from_commandline()
 

@@ -17,11 +17,14 @@ from services.streaming.state import STATE_TABLE
 
 __all__ = [
     "STATE_TABLE",
+    "PartitionsError",
     "changelog_topics",
     "client_config",
+    "copartitioned_topics",
     "create_topics",
     "feature_topics",
     "replay",
+    "resolve_partitions",
 ]
 
 
@@ -47,6 +50,74 @@ def feature_topics(settings: Settings) -> tuple[list[str], set[str]]:
             if is_compacted:
                 compacted.add(name)
     return names, compacted
+
+
+class PartitionsError(RuntimeError):
+    """Topics the worker co-partitions have different partition counts (the message says which
+    and how to fix it)."""
+
+
+def copartitioned_topics(settings: Settings) -> list[str]:
+    """The topics whose partition ``p`` a worker must own together with the input's ``p``: the
+    input, the checks topic, every internal or changelog topic the workers consume."""
+    from services.alerting.settings import AlertingSettings
+    from services.evalsets.settings import EvalsetSettings
+    from services.streaming.features.evalsets import decisions_topic, samples_topic
+
+    out = [settings.input_topic, settings.checks_topic, *changelog_topics(settings)]
+    es = EvalsetSettings()
+    if es.enabled:
+        app = settings.app_id
+        out += [samples_topic(app), decisions_topic(app), es.labels_topic]
+    alerting = AlertingSettings()
+    if alerting.enabled:
+        out.append(alerting.counts_topic)
+    return out
+
+
+def resolve_partitions(settings: Settings, *, timeout_s: float = 10.0) -> tuple[int, str]:
+    """The partition count the worker must use, and what it found.
+
+    The input topic's own count wins over ``VIGIL_TOPIC_PARTITIONS`` (the worker's tables and
+    internal topics must match the input, or Faust fails at the first table write). Every other
+    co-partitioned topic that exists must have the same count, else :class:`PartitionsError`.
+    When the broker cannot be reached the setting stands (the worker then waits for the broker).
+    """
+    try:
+        admin = KafkaAdminClient(
+            client_id="vigil-preflight",
+            request_timeout_ms=int(timeout_s * 1000),
+            **client_config(settings),
+        )
+    except Exception as exc:
+        return settings.topic_partitions, f"broker not reachable ({type(exc).__name__})"
+    try:
+        wanted = copartitioned_topics(settings)
+        counts = {
+            t["name"]: len(t["partitions"])
+            for t in admin.describe_topics(list(dict.fromkeys(wanted)))
+            if not t.get("error_code") and t.get("partitions")
+        }
+    except Exception as exc:
+        return settings.topic_partitions, f"could not read topic metadata ({type(exc).__name__})"
+    finally:
+        admin.close()
+    n = counts.get(settings.input_topic, settings.topic_partitions)
+    wrong = {t: c for t, c in counts.items() if c != n}
+    if wrong:
+        listed = ", ".join(f"{t} has {c}" for t, c in sorted(wrong.items()))
+        raise PartitionsError(
+            f"{settings.input_topic} has {n} partitions but {listed}: every topic a worker "
+            "co-partitions needs the same count. Recreate those topics with "
+            f"`vigil topics create --partitions {n}` (changelogs are rebuilt from their data), "
+            "or point the VIGIL_*_TOPIC settings at topics with that count."
+        )
+    if n != settings.topic_partitions:
+        return n, (
+            f"{settings.input_topic} has {n} partitions; using {n} "
+            f"(VIGIL_TOPIC_PARTITIONS is {settings.topic_partitions})"
+        )
+    return n, f"{n} partitions"
 
 
 def client_config(settings: Settings) -> dict[str, Any]:
