@@ -73,7 +73,7 @@ mg 0.001 mcg | mcg | µg | μg | ug | microgram | micrograms | microgam
 ml 1000 l | l | liter | liters | litre | litres | lít
 ml 100 dl | dl
 ml 10 cl | cl
-ml 1 ml | ml | milliliter | milliliters | millilitre | mililít
+ml 1 ml | ml | milliliter | milliliters | millilitre | mililít | mililit
 IU 1 IU | iu | i.u. | ie | units | unit | eenheden | eenheid | đơn vị
 h 1 hours | h | hr | hrs | hour | hours | uur | uren | giờ | tiếng
 h 1/60 minutes | min | mins | minute | minutes | minuut | minuten | phút
