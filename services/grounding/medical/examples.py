@@ -121,5 +121,9 @@ def run_lexicon_examples(lexicon: MedicalLexicon) -> Iterator[LexiconExample]:
         reason = skip_reason(text, language, quantities(text, language))
         expected = nx.get("reason")
         yield LexiconExample(
-            "nonclaims.yaml", language, text, reason == expected, f"want {expected!r}, got {reason!r}"
+            "nonclaims.yaml",
+            language,
+            text,
+            reason == expected,
+            f"want {expected!r}, got {reason!r}",
         )

@@ -29,6 +29,7 @@ caller can still check the others (a duration, a strength) against the passages.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
@@ -239,23 +240,23 @@ _AGE_WORDS: Final = {"en": _AGE_EN, "nl": _AGE_NL, "vi": _AGE_VI}
 
 
 def _ages_en(
-    tokens: Tokens, lo: int, hi: int
+    tokens: Tokens, lo: int, hi: int, people: bool = True
 ) -> list[tuple[int, int, Decimal | None, Decimal | None]]:
-    return _ages(tokens, lo, hi, _AGE_EN)
+    return _ages(tokens, lo, hi, _AGE_EN, people)
 
 
 def _ages_nl(
-    tokens: Tokens, lo: int, hi: int
+    tokens: Tokens, lo: int, hi: int, people: bool = True
 ) -> list[tuple[int, int, Decimal | None, Decimal | None]]:
-    return _ages(tokens, lo, hi, _AGE_NL)
+    return _ages(tokens, lo, hi, _AGE_NL, people)
 
 
 def _ages_vi(
-    tokens: Tokens, lo: int, hi: int
+    tokens: Tokens, lo: int, hi: int, people: bool = True
 ) -> list[tuple[int, int, Decimal | None, Decimal | None]]:
     """Vietnamese ages: "trên 12 tuổi", "dưới 6 tháng tuổi", "từ 6 đến 12 tuổi",
     "12 tuổi trở lên"."""
-    return _ages(tokens, lo, hi, _AGE_VI)
+    return _ages(tokens, lo, hi, _AGE_VI, people)
 
 
 _AGE_READERS: Final = {"en": _ages_en, "nl": _ages_nl, "vi": _ages_vi}
@@ -279,10 +280,15 @@ def _number(word: str) -> Decimal | None:
         return None
 
 
+_AGE_MARKS: Final = frozenset({"aged", "age", "van", "ages", "leeftijd"})
+
+
 def _ages(
-    tokens: Tokens, lo: int, hi: int, w: _AgeWords
+    tokens: Tokens, lo: int, hi: int, w: _AgeWords, people: bool = True
 ) -> list[tuple[int, int, Decimal | None, Decimal | None]]:
-    """``(first token, stop token, min years, max years)`` for every age in ``[lo, hi)``."""
+    """``(first token, stop token, min years, max years)`` for every age in ``[lo, hi)``. A
+    number of years or months is an age when a comparator ("over", "jonger dan", "dưới"), "aged"
+    or "old" marks it, or when the sentence names a group of people (``people``)."""
     words, kinds = tokens.words, tokens.kinds
     out: list[tuple[int, int, Decimal | None, Decimal | None]] = []
     i = lo
@@ -314,9 +320,17 @@ def _ages(
         low: Decimal | None = first * scale
         high: Decimal | None = second * scale if second is not None else None
         begin = i
+        before = {words[k] for k in range(max(lo, i - 2), i)}
+        after = tuple(words[stop : stop + 3])
+        marked = (
+            bool(before & (w.above_before | w.below_before | _AGE_MARKS))
+            or words[stop - 1] in ("tuổi", "old")
+            or any(after[: len(p)] == p for p in (*w.above_after, *w.below_after))
+        )
+        if not (marked or people):
+            i = stop  # "the last 3 months of pregnancy", "for 5 days": a time, not an age
+            continue
         if second is None:
-            before = {words[k] for k in range(max(lo, i - 2), i)}
-            after = tuple(words[stop : stop + 3])
             if before & w.below_before or any(after[: len(p)] == p for p in w.below_after):
                 low, high = None, first * scale
             elif before & w.above_before or any(after[: len(p)] == p for p in w.above_after):
@@ -512,7 +526,8 @@ def read_sentence(
     ]
     cues = _negated_more(cues)
     drugs = list(lexicon.find_drugs(words, lo, hi))
-    ages = _AGE_READERS[lang](tokens, lo, hi)
+    people = any(c.kind == "pop" for _, _, c in cues)
+    ages = _AGE_READERS[lang](tokens, lo, hi, people)
     used: set[int] = set()
     age_tokens: set[int] = set()
     for s, e, _, _ in ages:
@@ -609,6 +624,7 @@ def read_sentence(
     items.sort(key=lambda it: it.t0)
     _apply_qualifiers(items, cues)
     _apply_basis(items, cues, taken_cues)
+    _apply_parentheses(items, words)
     # -- drugs ------------------------------------------------------------------------------
     stated = frozenset(inn for _, _, inn in drugs)
     context_drugs = stated or carry.drugs
@@ -810,6 +826,19 @@ def _apply_qualifiers(items: list[_Item], cues: list[tuple[int, int, Cue]]) -> N
                 nxt.span = Span(Decimal(0), nxt.span.high, "max")
             else:
                 nxt.span = Span(nxt.span.low, nxt.span.low, "min")
+
+
+def _apply_parentheses(items: list[_Item], words: list[str]) -> None:
+    """ "6 tablets (3,000 mg) per 24 hours": the amount in brackets restates the one before, so
+    they share qualifier and basis."""
+    amounts = [it for it in items if it.kind == "amount"]
+    for before, inner in itertools.pairwise(amounts):
+        if words[before.t1 : inner.t0] == ["("]:
+            inner.qualifier = inner.qualifier or before.qualifier
+            inner.basis = inner.basis or before.basis
+            before.basis = before.basis or inner.basis
+            if inner.qualifier in ("max", "min") and inner.span.kind == "exact":
+                inner.span = _qualified(inner.span, inner.qualifier)
 
 
 def _apply_basis(items: list[_Item], cues: list[tuple[int, int, Cue]], taken: set[int]) -> None:
