@@ -183,8 +183,6 @@ class SentenceReading:
     #: Token indices of numbers that the readings used (amounts, frequencies, ages, "24 hours").
     used: frozenset[int]
     carry: Carry
-    #: The sentence names a drug or has a dose cue (a dose statement by the old definition).
-    medical: bool = False
 
 
 # -- ages: one small table and function per language -----------------------------------------
@@ -402,13 +400,6 @@ def _clauses(tokens: Tokens, lo: int, hi: int) -> list[tuple[int, int]]:
     return out or [(lo, hi)]
 
 
-def _clause_of(clauses: list[tuple[int, int]], t: int) -> tuple[int, int]:
-    for c in clauses:
-        if c[0] <= t < c[1]:
-            return c
-    return clauses[-1]
-
-
 def _clause_polarity(
     cues: list[tuple[int, int, Cue]],
     clause: tuple[int, int],
@@ -591,7 +582,7 @@ def read_sentence(
         if a.t0 in age_tokens or a.t0 in used:
             continue
         if a.unit == "times":
-            freq = _frequency_of(a, cues, taken_cues, words, lang, lexicon)
+            freq = _frequency_of(a, cues, taken_cues)
             if freq is not None:
                 items.append(_Item("freq", a.t0, a.t1, freq))
                 used.update(range(a.t0, a.t1))
@@ -720,7 +711,7 @@ def read_sentence(
         populations=pop_frozen if hands_on else carry.populations,
         age=age if hands_on else carry.age,
     )
-    return SentenceReading(tuple(readings), frozenset(used), new_carry, dose_cue)
+    return SentenceReading(tuple(readings), frozenset(used), new_carry)
 
 
 def _negated_more(cues: list[tuple[int, int, Cue]]) -> list[tuple[int, int, Cue]]:
@@ -769,14 +760,7 @@ def _drug_for(t: int, drugs: list[tuple[int, int, str]]) -> frozenset[str]:
     return frozenset({after[0]}) if after else frozenset()
 
 
-def _frequency_of(
-    a: Amount,
-    cues: list[tuple[int, int, Cue]],
-    taken: set[int],
-    words: list[str],
-    language: str,
-    lexicon: MedicalLexicon,
-) -> Span | None:
+def _frequency_of(a: Amount, cues: list[tuple[int, int, Cue]], taken: set[int]) -> Span | None:
     """Doses per day of "3 times a day", "3 keer per dag", "2 lần/ngày", "ngày 2 lần"."""
     if a.per_time is not None:
         factor = _DAY / a.per_time
