@@ -288,7 +288,15 @@ def compare(a: Reading, passages: Sequence[PassageReading]) -> Comparison:
         # Nothing said for older people about this: the adult statement applies to them.
         adult = replace(a, populations=(a.populations - {"elderly"}) | {"adult"})
         status, support, against = _judge(adult, passages)
-    against.sort(key=lambda p: not _same_amount_other_basis(a, p.reading))
+    # The closest contradiction first: the same amount on another basis, then the same basis
+    # and kind of dose ("max 8000 mg per 24 h" against "max 4000 mg per 24 h").
+    against.sort(
+        key=lambda p: (
+            not _same_amount_other_basis(a, p.reading),
+            p.reading.basis != a.basis,
+            p.reading.qualifier != a.qualifier,
+        )
+    )
     return Comparison(
         status, a, tuple(support), tuple(against), _explain(status, a, support, against)
     )

@@ -73,6 +73,7 @@ _CLAUSE_BREAKS: Final = frozenset({",", ";", ":", "(", ")", "—", "–"})
 _CONTRAST: Final = frozenset({"but", "however", "maar", "echter", "nhưng", "tuy"})
 _DAY: Final = Decimal(24)
 _WEEK: Final = Decimal(168)
+_SHORTEST_INTERVAL: Final = Decimal(2)
 Kind = Literal["exact", "max", "min"]
 
 
@@ -558,25 +559,41 @@ def read_sentence(
         for k, (s, _, c) in enumerate(cues)
         if c.kind == "basis" and any(t0 < s < t1 for t0, t1 in spans)
     }
+    # "500 mg mỗi 8 giờ", "500 mg per 8 hours": a time denominator of hours is the interval
+    # between doses; per minute or per hour ("ml/min", "mg/h") is a rate (a clearance).
     doses = [
         a
         for a in found
         if _is_dose_amount(a)
         and a.t0 not in age_tokens
-        and (a.per_time is None or a.per_time >= _DAY)  # ml/min is a rate (clearance)
+        and (a.per_time is None or a.per_time >= _SHORTEST_INTERVAL)
     ]
     for a in found:
-        if a.per_time is not None and a.per_time < _DAY and a.unit in _DOSE_UNITS:
+        if a.per_time is not None and a.per_time < _SHORTEST_INTERVAL and a.unit in _DOSE_UNITS:
             used.update(range(a.t0, a.t1))
     for first, last in _merge_ranges(doses, words):
         span = Span(first.low, last.high)
         basis: Basis | None = None
         per_time = first.per_time or last.per_time
-        if per_time is not None:
+        interval: Span | None = None
+        if per_time is not None and per_time < _DAY:
+            basis, interval = "dose", Span(_DAY / per_time, _DAY / per_time)
+        elif per_time is not None:
             basis = "day" if per_time == _DAY else "week" if per_time == _WEEK else None
         elif first.per_dose or last.per_dose:
             basis = "dose"
-        items.append(_Item("amount", first.t0, last.t1, span, first.unit, basis, amount=first))
+        items.append(
+            _Item(
+                "amount",
+                first.t0,
+                last.t1,
+                span,
+                first.unit,
+                basis,
+                frequency=interval,
+                amount=first,
+            )
+        )
         used.update(range(first.t0, last.t1))
     for a in found:
         if a.t0 in age_tokens or a.t0 in used:
