@@ -194,7 +194,7 @@ def _frame(key: str, language: str | None, *, with_unit: bool) -> SkipReason | N
         if has_cue(key, f.contrast):
             continue
         who = has_cue(key, f.speakers) or has_cue(key, f.sources)
-        if who and has_cue(key, f.negators) and has_cue(key, f.verbs):
+        if who and has_cue(_without(key, f.limits), f.negators) and has_cue(key, f.verbs):
             return "abstention"
         if has_cue(key, f.hedges) and not with_unit:
             return "abstention"
@@ -203,6 +203,14 @@ def _frame(key: str, language: str | None, *, with_unit: bool) -> SkipReason | N
         if not with_unit and has_cue(key, f.courtesy):
             return "pleasantry"
     return None
+
+
+def _without(key: str, phrases: tuple[str, ...]) -> str:
+    """``key`` with every phrase of ``phrases`` taken out ("no more than" is a limit, not a
+    negator of knowing: "The leaflet says to take no more than 4 g")."""
+    for phrase in phrases:
+        key = key.replace(f" {phrase} ", " ")
+    return key
 
 
 def _lead_in_kind(text: str, language: str | None) -> ClaimKind | None:
@@ -248,11 +256,11 @@ def atomic_claims(
         units = units_of(t, language, passage=False)
         read = read_sentence(t, 0, len(t), found_amounts, language, lex, carry, units)
         carry = read.carry
-        if read.readings:
+        if any(not r.open for r in read.readings):
             kind: ClaimKind = (
                 "dose" if any(r.kind == "dose" for r in read.readings) else "contraindication"
             )
-        else:
+        else:  # no reading, or only an open one (its kind follows from what the passages say)
             kind = claim_kind(t, language, found, drug_names)
             inherits = context_kind == "contraindication" or any(_is_dose_amount(q) for q in found)
             if kind == "other" and sentence.bullet and context_kind is not None and inherits:

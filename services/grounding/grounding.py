@@ -219,7 +219,7 @@ def _deterministic(
     """The deterministic test: structured comparison for claims with medical readings, else
     numbers and content-word support."""
     if claim.readings:
-        return ground_medical(
+        verdict = ground_medical(
             claim.readings,
             claim.units,
             claim.quantities,
@@ -228,6 +228,9 @@ def _deterministic(
             bare_numbers=config.bare_numbers,
             doc=doc,
         )
+        if not all(c.reading.open and c.status == "unknown" for c in verdict.medical):
+            return verdict
+        # An open positive claim that no passage speaks about: grounded by its words.
     return ground(
         claim.units,
         claim.quantities,
@@ -281,6 +284,9 @@ def _claim_check(
 ) -> ClaimCheck:
     method: Literal["deterministic", "judge"] = "deterministic"
     grounded = verdict.grounded
+    kind = claim.kind
+    if kind == "other" and verdict.medical:
+        kind = "contraindication"  # an open safety claim that a passage speaks about
     if label is not None and label != "unverified":
         method = "judge"
         # Missing numbers and a structured contradiction, unknown or conflict are never
@@ -291,7 +297,7 @@ def _claim_check(
         text=claim.text,
         start=claim.start,
         end=claim.end,
-        kind=claim.kind,
+        kind=kind,
         grounded=grounded,
         method=method,
         support=max(0.0, min(1.0, verdict.support)),

@@ -248,6 +248,7 @@ class NonclaimFrames:
     contact_verbs: tuple[str, ...]
     contrast: tuple[str, ...]
     courtesy: tuple[str, ...]
+    limits: tuple[str, ...]
 
 
 def _load_frames(path: Path) -> tuple[dict[str, NonclaimFrames], list[dict[str, object]]]:

@@ -80,11 +80,18 @@ _FORMS: Final = frozenset(
 
 def _strengths(t: Tokens, found: list[Amount]) -> list[Decimal]:
     """Strengths of one tablet (mg) stated in a sentence: an mg amount next to a dose form
-    word, or the title of a leaflet ("Paracetamol 500 mg (Panadol)")."""
+    word ("500 mg tablets", "viên 500 mg"), a count restated in mg ("6 tabletten (3.000 mg)":
+    500 each), or the title of a leaflet ("Paracetamol 500 mg (Panadol)")."""
     words = t.words
     out: list[Decimal] = []
     mg = [a for a in found if a.unit == "mg" and len(a.parts) == 1]
+    counts = {a.t1: a for a in found if a.unit == "tablet" and len(a.parts) == 1}
     for a in mg:
+        count = counts.get(a.t0 - 1) if words[a.t0 - 1 : a.t0] == ["("] else None
+        if count is not None:
+            if count.low > 0:
+                out.append(a.low / count.low)
+            continue
         after = words[a.t1 : a.t1 + 2]
         before = words[max(0, a.t0 - 2) : a.t0]
         if _FORMS.intersection(after) or _FORMS.intersection(before):
@@ -97,11 +104,14 @@ def _strengths(t: Tokens, found: list[Amount]) -> list[Decimal]:
 
 def _in_mg(readings: list[tuple[str, Reading]], strength: Decimal) -> list[tuple[str, Reading]]:
     """Tablet counts restated in mg with the passage's one tablet strength (1–2 × 500 mg)."""
+    stated = {(sentence, replace(r, start=0, end=0)) for sentence, r in readings}
     out: list[tuple[str, Reading]] = []
     for sentence, r in readings:
         if r.unit == "tablet" and r.amount is not None:
             amount = Span(r.amount.low * strength, r.amount.high * strength, r.amount.kind)
-            out.append((sentence, replace(r, amount=amount, unit="mg")))
+            mg = replace(r, amount=amount, unit="mg")
+            if (sentence, replace(mg, start=0, end=0)) not in stated:  # "6 tablets (3,000 mg)"
+                out.append((sentence, mg))
     return out
 
 

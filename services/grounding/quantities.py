@@ -364,6 +364,28 @@ def _denominator(tokens: Tokens, j: int, language: str | None) -> tuple[str, Dec
     return None
 
 
+#: Words that join an amount to what it is of ("20 mg of amoxicillin per kg").
+_OF: Final = frozenset({"of", "van", "của"})
+
+
+def _past_drug_name(tokens: Tokens, stop: int) -> int:
+    """Where a per-kg denominator starts when one or two words (what the amount is of) stand
+    between it and the unit: "20 mg of amoxicillin per kilo", "40 mg amoxicilline per kg",
+    "15 mg paracetamol cho mỗi kg"; else ``stop`` unchanged."""
+    words, kinds, n = tokens.words, tokens.kinds, len(tokens)
+    k = stop + 1 if stop < n and words[stop] in _OF else stop
+    for width in (1, 2):
+        per = k + width
+        if per >= n or any(kinds[m] != WORD or words[m] in _PER for m in range(k, per)):
+            return stop
+        if words[per] in ("cho", "trên") and per + 1 < n and words[per + 1] == "mỗi":
+            per += 1
+        denominator = _KEPT_DENOMINATORS.get(words[per + 1]) if per + 1 < n else None
+        if words[per] in _PER and denominator is not None and denominator[0] == "kg":
+            return k + width
+    return stop
+
+
 def _unit_at(tokens: Tokens, i: int, language: str | None) -> _Unit | None:
     """The unit (with its denominator) that starts at token ``i``, or ``None``."""
     words, kinds, n = tokens.words, tokens.kinds, len(tokens)
@@ -377,6 +399,7 @@ def _unit_at(tokens: Tokens, i: int, language: str | None) -> _Unit | None:
     if stop < n and tokens.glued(stop) and kinds[stop] != SYM and words[i] != "%":
         return None  # "5 g2", "mgx"
     divisor, per, per_unit, per_time, per_dose = Decimal(1), Decimal(1), None, None, False
+    stop = _past_drug_name(tokens, stop)
     if stop + 1 < n and words[stop] in ("cho", "trên") and words[stop + 1] == "mỗi":
         stop += 1  # "10 mg cho mỗi kg cân nặng"
     if stop < n and words[stop] in _PER:

@@ -43,6 +43,22 @@ AMOX_NL = (
     "lichaamsgewicht per dag, verdeeld over 3 giften.",
 )
 LISI_NL = ("bijsluiter-lisinopril", "Lisinopril mag niet worden gebruikt tijdens de zwangerschap.")
+SIMVA_EN = (
+    "pil-simvastatin",
+    "Do not drink grapefruit juice while taking simvastatin. Take it in the evening.",
+)
+SIMVA_VI = ("hdsd-simvastatin", "Không uống nước bưởi khi đang dùng simvastatin.")
+MTX_NL = (
+    "bijsluiter-methotrexaat",
+    "Methotrexaat neemt u eenmaal per week in: gebruikelijke dosis 7,5 mg per week.",
+)
+PARA_NL = (
+    "bijsluiter-paracetamol",
+    "Paracetamol 500 mg. Volwassenen: 1 à 2 tabletten per keer, om de 4 tot 6 uur. Gebruik niet "
+    "meer dan 6 tabletten (3.000 mg) per 24 uur.",
+)
+AMOX_EN = ("pil-amoxicillin", "Children under 40 kg: 20 to 90 mg/kg/day in divided doses.")
+DIAZ_EN = ("pil-diazepam", "Do not drive or operate machinery after taking diazepam.")
 
 
 def run(
@@ -107,6 +123,38 @@ CASES = [
     ("en", "Lisinopril is not contraindicated in pregnancy.", [LISI_EN], True),
     ("nl", "Er is geen bezwaar tegen lisinopril tijdens de zwangerschap.", [LISI_NL], True),
     ("en", "You can take ibuprofen even if you have a stomach ulcer.", [IBU_EN], True),
+    # a positive claim about something no lexicon names, which a passage forbids
+    ("en", "Grapefruit juice is fine with simvastatin.", [SIMVA_EN], True),
+    ("vi", "Uống nước bưởi với simvastatin không sao cả.", [SIMVA_VI], True),
+    ("en", "Don't have grapefruit juice with simvastatin.", [SIMVA_EN], False),
+    # a negated activity is avoid; the modal after the verb (Vietnamese)
+    ("en", "Driving after diazepam is fine.", [DIAZ_EN], True),
+    ("en", "You should not drive after a dose of diazepam.", [DIAZ_EN], False),
+    (
+        "vi",
+        "Phụ nữ có thai dùng lisinopril được.",
+        [("hdsd-lisinopril", "Chống chỉ định lisinopril cho phụ nữ có thai.")],
+        True,
+    ),
+    # once a week is per week; per day is not
+    ("nl", "U neemt methotrexaat één keer per week, 7,5 mg.", [MTX_NL], False),
+    ("nl", "Methotrexaat: 7,5 mg per dag.", [MTX_NL], True),
+    # tablets restated in mg with the strength (also read from "6 tabletten (3.000 mg)")
+    (
+        "nl",
+        "U mag per keer 500 tot 1.000 mg nemen, ten hoogste 3 gram per etmaal.",
+        [PARA_NL],
+        False,
+    ),
+    ("nl", "U mag per keer 1.500 mg paracetamol nemen.", [PARA_NL], True),
+    # per kg written apart from the unit
+    ("en", "Children under 40 kg get 20–90 mg of amoxicillin per kilo each day.", [AMOX_EN], False),
+    (
+        "en",
+        "Children under 40 kg get 20–90 mg of amoxicillin per kilo for each dose.",
+        [AMOX_EN],
+        True,
+    ),
 ]
 
 
@@ -121,6 +169,23 @@ def test_right_and_wrong(
     ]
     if not critical:
         assert report.ungrounded == []
+
+
+def test_an_open_positive_claim_no_passage_speaks_about_is_not_a_safety_claim() -> None:
+    report = run("Simvastatin is fine to take with water.", [SIMVA_EN], "en")
+    (claim,) = report.claims
+    assert claim.kind == "other" and claim.medical == [] and critical_claims(report) == []
+
+
+def test_the_question_gives_the_age_of_the_child_the_answer_names() -> None:
+    passage = (
+        "hdsd-paracetamol",
+        "Paracetamol 500 mg. Người lớn và trẻ em từ 12 tuổi trở lên: uống 1–2 viên mỗi lần.",
+    )
+    question = medical_context("Bé 5 tuổi uống paracetamol bao nhiêu?", "vi", load_lexicon())
+    answer = "Bé có thể uống 1–2 viên mỗi lần."
+    assert critical_claims(run(answer, [passage], "vi")) == []
+    assert critical_claims(run(answer, [passage], "vi", context=question))
 
 
 def test_explanation_names_both_sides() -> None:

@@ -107,15 +107,32 @@ def _span_ok(a: Span, p: Span) -> bool:
     return p.kind != "max" and a.low == p.low
 
 
-def _once_a_day(r: Reading) -> bool:
+_PERIOD_DAYS: Final = {"day": _ONE, "week": Decimal(7)}
+
+
+def _one_dose_per(r: Reading, period: str) -> bool:
+    """Whether the reading says exactly one dose per ``period`` ("once a day", "once a week")."""
     f = r.frequency
-    return f is not None and f.kind == "exact" and f.low == f.high == _ONE
+    days = _PERIOD_DAYS.get(period)
+    return (
+        days is not None
+        and f is not None
+        and f.kind == "exact"
+        and f.low == f.high
+        and f.low * days == _ONE
+    )
 
 
 def _basis_ok(a: Reading, p: Reading) -> bool:
+    """Same basis, or per dose against per day / week when one dose is taken per that period
+    ("7.5 mg once a week" = "7.5 mg per week")."""
     if a.basis is None or p.basis is None or a.basis == p.basis:
         return True
-    return _once_a_day(a) or _once_a_day(p)
+    bases = {a.basis, p.basis}
+    if "dose" not in bases:
+        return False
+    (period,) = bases - {"dose"}
+    return _one_dose_per(a, period) or _one_dose_per(p, period)
 
 
 def _qualifier_ok(a: Reading, p: Reading) -> bool:
@@ -209,7 +226,17 @@ def _dose_facets(
         against += clash
     if a.frequency is not None:
         stated = [p for p in pool if p.reading.frequency is not None]
-        agree = [p for p in stated if _span_ok(a.frequency, p.reading.frequency)]  # type: ignore[arg-type]
+        if not stated:  # "7.5 mg once a week" against "7.5 mg per week": one dose per period
+            stated = [
+                p
+                for p in support
+                if p.reading.basis is not None and _one_dose_per(a, p.reading.basis)
+            ]
+        agree = [
+            p
+            for p in stated
+            if p.reading.frequency is None or _span_ok(a.frequency, p.reading.frequency)
+        ]
         differ = [p for p in stated if p not in agree]
         status, clash = _facet_status(a, agree, differ, limit=False)
         statuses.append(status)

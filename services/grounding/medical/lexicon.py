@@ -137,6 +137,8 @@ class LanguageCues(_Strict):
     interval_after: list[str]
     polarity: dict[Polarity, list[str]]
     modals: list[str]
+    #: Modals written after the verb and its object (Vietnamese "dùng warfarin được").
+    modals_after: list[str] = Field(default_factory=list)
     negators: list[str] = Field(min_length=1)
     negation_scope: Scope
     use_verbs: list[str]
@@ -156,9 +158,9 @@ class CueFile(_Strict):
 class Cue:
     """What a matched phrase means to the reader: ``kind`` and its ``value``.
 
-    Kinds: ``qual`` (max/min/start/usual), ``basis`` (dose/day), ``freq`` (a count),
-    ``ivl_before``, ``ivl_after``, ``pol`` (a polarity), ``modal``, ``neg``, ``use``,
-    ``dayword``, ``pop`` (a population key), ``cond`` (a condition key; ``value2`` is
+    Kinds: ``qual`` (max/min/start/usual), ``basis`` (dose/day/week), ``freq`` (a count),
+    ``ivl_before``, ``ivl_after``, ``pol`` (a polarity), ``modal``, ``modal_after``, ``neg``,
+    ``use``, ``dayword``, ``pop`` (a population key), ``cond`` (a condition key; ``value2`` is
     ``"population"`` when it also selects a dose).
     """
 
@@ -255,6 +257,7 @@ class MedicalLexicon:
         for pol, phrases in cues.polarity.items():
             entries += [(p, Cue("pol", pol)) for p in phrases]
         entries += [(p, Cue("modal")) for p in cues.modals]
+        entries += [(p, Cue("modal_after")) for p in cues.modals_after]
         entries += [(p, Cue("neg")) for p in cues.negators]
         entries += [(p, Cue("use")) for p in cues.use_verbs]
         entries += [(p, Cue("dayword")) for p in cues.day_words_before]

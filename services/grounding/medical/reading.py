@@ -38,8 +38,8 @@ from typing import Final, Literal
 from services.grounding.lexicon import DOSE_CUES
 from services.grounding.medical.lexicon import Basis, Cue, MedicalLexicon, Polarity, Qualifier
 from services.grounding.quantities import NUMBER_WORDS, Amount, format_decimal
-from services.grounding.text import has_cue
-from services.grounding.tokens import NUM, SYM, Tokens
+from services.grounding.text import has_cue, units_of
+from services.grounding.tokens import NUM, SYM, WORD, Tokens, tokenize
 
 __all__ = [
     "NEGATIVE",
@@ -70,6 +70,8 @@ _DOSE_UNITS: Final = frozenset(
     {"mg", "ml", "IU", "tablet", "drop", "puff", "sachet", "mg/kg", "ml/kg", "IU/kg"}
 )
 _CLAUSE_BREAKS: Final = frozenset({",", ";", ":", "(", ")", "—", "–"})
+#: Words joining "twee-" to the next count word ("twee- tot driemaal", "twee- of driemaal").
+_FREQ_JOINS: Final = frozenset({"tot", "of", "à", "en"})
 _CONTRAST: Final = frozenset({"but", "however", "maar", "echter", "nhưng", "tuy"})
 _DAY: Final = Decimal(24)
 _WEEK: Final = Decimal(168)
@@ -115,6 +117,10 @@ class Reading:
     condition_units: frozenset[str]
     start: int
     end: int
+    #: A positive claim about something no lexicon names ("grapefruit juice is fine with
+    #: simvastatin"): checked only when a passage reading about the drug speaks about it, else
+    #: the sentence is grounded by its words like any other.
+    open: bool = False
 
     def describe(self, with_drug: bool = True) -> str:
         """A clinician-readable line: ``paracetamol: max 4000 mg per 24 h``,
@@ -130,6 +136,8 @@ class Reading:
                 parts.append(amount)
                 if self.basis == "day":
                     parts.append("per 24 h")
+                elif self.basis == "week":
+                    parts.append("per week")
                 elif self.basis == "dose":
                     parts.append("per dose")
             if self.frequency is not None:
@@ -155,6 +163,11 @@ class Reading:
 
 
 def _frequency_text(span: Span) -> str:
+    """``3 times a day``, ``at most 6 times a day``, ``once a week``, ``once every 2 days``."""
+    if span.kind == "exact" and span.low == span.high and 0 < span.low < 1:
+        days = (1 / span.low).quantize(Decimal("0.1"))
+        return "once a week" if days == 7 else f"once every {format_decimal(days)} days"
+
     def per_day(value: Decimal) -> str:
         if value >= 1 or value <= 0:
             return format_decimal(value.quantize(Decimal("0.01")))
@@ -405,6 +418,7 @@ def _clause_polarity(
     cues: list[tuple[int, int, Cue]],
     clause: tuple[int, int],
     negated: Callable[[Sequence[int], int, int, tuple[int, int]], bool],
+    words: list[str],
 ) -> Polarity | None:
     """The polarity of one clause: the strongest negative vote, else a positive one."""
     neg_at = [s for s, _, c in cues if c.kind == "neg"]
@@ -418,16 +432,38 @@ def _clause_polarity(
             votes.append(flip(value) if negated(neg_at, s, e, clause) else value)
         elif cue.kind == "use" and negated(neg_at, s, e, clause):
             votes.append("avoid")
+        elif cue.kind == "modal_after" and any(u[0] < s for u in uses):
+            negative = any(negated(neg_at, u0, u1, clause) for u0, u1 in uses if u0 < s)
+            votes.append("avoid" if negative else "allowed")
         elif cue.kind == "modal" and any(u[0] > s for u in uses):
             wide = (clause[0], clause[1])
             negative = negated(neg_at, s, e, wide) or any(
                 negated(neg_at, u0, u1, wide) for u0, u1 in uses if u0 > s
             )
             votes.append("avoid" if negative else "allowed")
+    if not votes and _negated_condition(cues, clause, neg_at, words):
+        votes.append("avoid")
     negatives = [v for v in votes if v in NEGATIVE]
     if negatives:
         return max(negatives, key=lambda v: _STRENGTH[v])
     return votes[0] if votes else None
+
+
+#: Negators that do not negate a verb ("adults without kidney problems").
+_NOT_VERBAL: Final = frozenset({"without", "zonder", "neither", "nor", "noch"})
+
+
+def _negated_condition(
+    cues: list[tuple[int, int, Cue]], clause: tuple[int, int], neg_at: list[int], words: list[str]
+) -> bool:
+    """A negator right before a condition that is an activity: "do not drive", "geen alcohol",
+    "bestuur geen auto", "không lái xe"."""
+    return any(
+        cue.kind == "cond"
+        and clause[0] <= s < clause[1]
+        and any(max(clause[0], s - 2) <= k < s and words[k] not in _NOT_VERBAL for k in neg_at)
+        for s, _, cue in cues
+    )
 
 
 # -- the reader ---------------------------------------------------------------------------
@@ -530,10 +566,13 @@ def read_sentence(
         if cue.kind in ("basis", "qual", "ivl_after", "ivl_before"):
             cue_tokens.update(range(s, e))
     # -- populations and conditions -------------------------------------------------------
-    normal = [s for s, _, c in cues if c.kind == "normal"]
-    if normal:  # "kidneys work normally": no impairment
+    normal = _normal_at(cues, words, lexicon.cues[lang].normal_words)
+    if normal:  # "kidneys work normally": no impairment (and "normally" no usual dose here)
         cues = [
-            c for c in cues if not (c[2].kind == "cond" and any(abs(n - c[0]) <= 4 for n in normal))
+            c
+            for c in cues
+            if not (c[2].kind == "cond" and any(abs(n - c[0]) <= 4 for n in normal))
+            and c[0] not in normal
         ]
     populations = {c.value for _, _, c in cues if c.kind == "pop"}
     conditions = {c.value for _, _, c in cues if c.kind == "cond"}
@@ -550,6 +589,8 @@ def read_sentence(
     stated_pop = bool(populations)
     if not stated_pop:
         populations, age = set(carry.populations), carry.age
+    elif age is None and carry.age is not None and populations & carry.populations - {"adult"}:
+        age = carry.age  # "my son is 5" … "a child can take": the same child, with the age
     # -- items: dose amounts, frequencies, intervals --------------------------------------
     items: list[_Item] = []
     # Basis words written as a denominator ("3 keer per dag", "4 g/day") are the amount's own.
@@ -619,10 +660,9 @@ def read_sentence(
             factor = _per_day(cues[day][2])
             low = Decimal(cue.count)
             start = s
-            if (s >= 2 and words[s - 1] in ("-", "to", "tot", "or", "of")) or (
-                s >= 3 and words[s - 1] == "tot" and words[s - 2] == "-"
-            ):
-                back = s - 2 if words[s - 1] != "tot" or words[s - 2] != "-" else s - 3
+            joined = s >= 3 and words[s - 1] in _FREQ_JOINS and words[s - 2] == "-"
+            if (s >= 2 and words[s - 1] in ("-", "to", "tot", "or", "of")) or joined:
+                back = s - 3 if joined else s - 2  # "twee- tot driemaal", "twee- of driemaal"
                 prev = words[back]
                 if kinds[back] == NUM and _number(prev) is not None:
                     low, start = min(low, _number(prev) or low), back
@@ -646,7 +686,7 @@ def read_sentence(
         or _has_dose_cue(words, lo, hi, lang)
     )
     readings: list[Reading] = []
-    clause_pols = [(c, _clause_polarity(cues, c, negated)) for c in clauses]
+    clause_pols = [(c, _clause_polarity(cues, c, negated, words)) for c in clauses]
     pop_frozen = frozenset(populations)
     cond_keys = frozenset(conditions)
     # -- dose readings ------------------------------------------------------------------------
@@ -696,8 +736,11 @@ def read_sentence(
         for clause, pol in clause_pols:
             if pol is None:
                 continue
+            topic: frozenset[str] = frozenset()
             if pol in POSITIVE and not (risk or interaction):
-                continue
+                topic = _topic_units(tokens, clause, cues, drugs, lang) if stated else topic
+                if not topic:
+                    continue
             if not (stated or risk or carry.drugs):
                 continue  # "take care, and don't hesitate to ask": no drug, no condition
             readings.append(
@@ -714,9 +757,10 @@ def read_sentence(
                     frequency=None,
                     polarity=pol,
                     conditions=risk,
-                    condition_units=units,
+                    condition_units=topic or units,
                     start=tokens.starts[clause[0]],
                     end=tokens.ends[clause[1] - 1],
+                    open=bool(topic),
                 )
             )
             break  # one safety claim per sentence: the first clause that makes one
@@ -729,6 +773,38 @@ def read_sentence(
         age=age if hands_on else carry.age,
     )
     return SentenceReading(tuple(readings), frozenset(used), new_carry)
+
+
+def _normal_at(
+    cues: list[tuple[int, int, Cue]], words: list[str], normal_words: Sequence[str]
+) -> list[int]:
+    """Where a "normal" word stands next to an organ condition ("kidneys work normally",
+    "nieren werken normaal"), also when the word doubles as a qualifier ("normally" = usual)."""
+    conds = [s for s, _, c in cues if c.kind == "cond"]
+    if not conds:
+        return []
+    return [
+        s
+        for s, e, c in cues
+        if (c.kind == "normal" or (c.kind == "qual" and " ".join(words[s:e]) in normal_words))
+        and any(abs(s - k) <= 4 for k in conds)
+    ]
+
+
+def _topic_units(
+    tokens: Tokens,
+    clause: tuple[int, int],
+    cues: list[tuple[int, int, Cue]],
+    drugs: list[tuple[int, int, str]],
+    language: str,
+) -> frozenset[str]:
+    """What a positive clause is about, without its cue phrases and drug names: "grapefruit
+    juice" of "Grapefruit juice is fine with simvastatin" (as a passage's units, so that
+    Vietnamese syllables count)."""
+    lo, hi = clause
+    skip = {k for s, e, _ in (*cues, *drugs) for k in range(s, e)}
+    rest = [tokens.words[k] for k in range(lo, hi) if k not in skip and tokens.kinds[k] == WORD]
+    return units_of(tokenize(" ".join(rest)), language, passage=True) if rest else frozenset()
 
 
 def _negated_more(cues: list[tuple[int, int, Cue]]) -> list[tuple[int, int, Cue]]:
