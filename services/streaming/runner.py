@@ -22,7 +22,9 @@ import math
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from schemas.evalset import KafkaSource
 from schemas.review import ReviewLabel
@@ -30,14 +32,15 @@ from schemas.verdicts import JudgeLabel
 from services.alerting.core import JsonView
 from services.checking import CheckRequest
 from services.dataflow.flow import DLQ, Dataflow, PartitionState, Source, Step
-from services.dataflow.records import Effects, Emit
+from services.dataflow.records import Effects, Emit, encode
 from services.dataflow.state import KeyedStore, MemoryStore
+from services.evalsets.core import DECISIONS, SAMPLES
 from services.evalsets.streaming import Decision, SampleIn, SamplerCore
 from services.ingest import dead_letter
 from services.judge import Judge
 from services.review.core import ReviewOutcome, ReviewState
 
-__all__ = ["MemoryStates", "Record", "Send", "States", "StreamRunner"]
+__all__ = ["PACKED", "MemoryStates", "Record", "Send", "States", "StreamRunner", "pack", "unpack"]
 
 log = logging.getLogger("vigil.worker")
 
@@ -64,6 +67,59 @@ class Record:
         return Source(self.label, self.partition, self.offset, ref, self.key)
 
 
+#: Internal channels whose records for one partition travel packed: a batch's messages to one
+#: partition of ``evalset.samples`` or ``evalset.decisions`` are one Kafka record holding a JSON
+#: array (one produce and one consumed event per batch instead of per message). The consuming
+#: agents take packed and single messages alike.
+PACKED = frozenset({SAMPLES, DECISIONS})
+#: Largest packed record (well under the broker's default message size of 1 MiB).
+PACK_BYTES = 256 * 1024
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def pack(emits: Sequence[Emit], limit: int = PACK_BYTES) -> list[Emit]:
+    """``emits`` with those of :data:`PACKED` channels joined per (channel, partition) into JSON
+    arrays of at most ``limit`` bytes (a larger single message travels alone). Order is kept
+    within a channel and partition; other emits come first, as they were."""
+    out: list[Emit] = []
+    groups: dict[tuple[str, int], list[bytes]] = {}
+    for emit in emits:
+        if emit.channel in PACKED and emit.partition is not None and emit.value is not None:
+            data = encode(emit.value)
+            assert data is not None
+            groups.setdefault((emit.channel, emit.partition), []).append(data)
+        else:
+            out.append(emit)
+    for (channel, partition), values in groups.items():
+        chunk: list[bytes] = []
+        size = 2
+        for data in values:
+            if chunk and size + len(data) + 1 > limit:
+                out.append(Emit(channel, None, b"[" + b",".join(chunk) + b"]", partition))
+                chunk, size = [], 2
+            chunk.append(data)
+            size += len(data) + 1
+        if chunk:
+            out.append(Emit(channel, None, b"[" + b",".join(chunk) + b"]", partition))
+    return out
+
+
+_ADAPTERS: dict[type[BaseModel], TypeAdapter[Any]] = {}
+
+
+def unpack(record: Record, model: type[M]) -> list[M]:
+    """The messages of a record: a JSON array of them (packed) or one. Raises ``ValueError``
+    (pydantic's ``ValidationError``) when it is neither."""
+    value = record.value
+    if value[:1] == b"[":
+        adapter = _ADAPTERS.get(model)
+        if adapter is None:
+            adapter = _ADAPTERS[model] = TypeAdapter(list[model])  # type: ignore[valid-type]
+        return adapter.validate_json(value)  # type: ignore[no-any-return]
+    return [model.model_validate_json(value)]
+
+
 class States(Protocol):
     """The stores of each partition: one :class:`KeyedStore` per (kind, partition)."""
 
@@ -71,6 +127,9 @@ class States(Protocol):
 
     def forget(self) -> None:
         """Drop stores held for partitions (after a rebalance)."""
+
+    async def drain(self) -> None:
+        """Hand the flushed writes' changelog records to the producer."""
 
 
 class MemoryStates:
@@ -89,6 +148,9 @@ class MemoryStates:
 
     def forget(self) -> None:
         """Memory stores are the state itself: nothing to drop."""
+
+    async def drain(self) -> None:
+        """Nothing to send."""
 
 
 class _RateLimited:
@@ -219,7 +281,8 @@ class StreamRunner:
         """Send the emits; run the follow-up once they are all acknowledged."""
         pending: Effects | None = effects
         while pending is not None:
-            futures = [await self.send(e) for e in pending.emits]
+            await self.states.drain()
+            futures = [await self.send(e) for e in pack(pending.emits)]
             if pending.then is None:
                 return
             if futures:
@@ -321,38 +384,66 @@ class StreamRunner:
 
     async def samples(self, records: Sequence[Record]) -> int:
         """A batch of the eval-set sampler's input (partition 0): summaries and ticks. Returns
-        how many summaries were folded in."""
+        how many summaries were folded in.
+
+        The sampler's writes are committed once per run of summaries (up to the batch's end or
+        a tick), not per summary. A summary that fails is dropped alone, as if committed one
+        by one: the sampler reloads from its table and folds the run again without it.
+        """
         core = self.flow.evalsets
         if core is None:
             return 0
         sampler = self.sampler
         store = self.states.store("evalset-sampler", 0)
         store.now = self.clock()
-        effects = Effects()
-        folded = 0
+        messages: list[SampleIn | None] = []
         for record in records:
             try:
-                msg = SampleIn.model_validate_json(record.value)
+                messages += unpack(record, SampleIn)
             except ValueError:
                 self.errors.error("sampler:parse", "evaluation-set sampler: not a sample message")
+        folded = 0
+        start, bad = 0, set[int]()
+        effects = Effects()
+        i = start
+        while i < len(messages):
+            msg = messages[i]
+            if msg is None or i in bad:
+                i += 1
                 continue
             try:
                 if msg.kind == "tick":
+                    sampler.commit()
                     store.flush()
                     await self.deliver(effects)
                     effects = Effects()
                     await self.tick_sampler()
+                    start = i = i + 1
                     continue
                 effects.emits += core.on_sample(
-                    sampler, msg, wall=time.time(), mono=time.monotonic()
+                    sampler, msg, wall=time.time(), mono=time.monotonic(), commit=False
                 )
                 folded += 1
+                i += 1
             except Exception as exc:
-                sampler.invalidate()
-                store.discard()  # type: ignore[attr-defined]
                 self.errors.error(
                     f"sampler:{type(exc).__name__}", "evaluation-set sampler failed", exc=exc
                 )
+                sampler.invalidate()
+                store.discard()  # type: ignore[attr-defined]
+                bad.add(i)
+                folded -= sum(1 for j in range(start, i) if j not in bad and messages[j])
+                effects = Effects()
+                i = start
+        try:
+            sampler.commit()
+        except Exception as exc:  # a bug: the run's summaries are lost, the sampler lives on
+            self.errors.error(
+                f"sampler:{type(exc).__name__}", "evaluation-set sampler commit failed", exc=exc
+            )
+            sampler.invalidate()
+            store.discard()  # type: ignore[attr-defined]
+            return 0
         store.flush()
         await self.deliver(effects)
         return folded
@@ -375,14 +466,17 @@ class StreamRunner:
         return closed, retired
 
     async def decisions(self, records: Sequence[Record]) -> None:
-        """A batch of the sampler's decisions, each for the partition it was sent to."""
+        """A batch of the sampler's decisions, each for the partition it was sent to. Their
+        records go out together at the end of the batch, except where a decision has a
+        follow-up (a retirement drops state only once its records are acknowledged): then
+        what came before goes out with it."""
         core = self.flow.evalsets
         if core is None:
             return
         touched = self._stamp(self.clock(), {r.partition for r in records})
-        for record in records:
+        emits: list[Emit] = []
+        for record, decision in self._decisions_of(records):
             try:
-                decision = Decision.model_validate_json(record.value)
                 cases = self.partition_state(record.partition).cases
                 assert cases is not None
                 effects = core.on_decision(record.partition, decision, cases)
@@ -394,9 +488,25 @@ class StreamRunner:
                     exc=exc,
                 )
                 continue
+            if effects.then is None:
+                emits += effects.emits
+                continue
             self.flush(touched)
-            await self.deliver(effects)
+            await self.deliver(Effects([*emits, *effects.emits], then=effects.then))
+            emits = []
         self.flush(touched)
+        await self.deliver(Effects(emits))
+
+    def _decisions_of(self, records: Sequence[Record]) -> list[tuple[Record, Decision]]:
+        out: list[tuple[Record, Decision]] = []
+        for record in records:
+            try:
+                out += [(record, d) for d in unpack(record, Decision)]
+            except ValidationError as exc:
+                self.errors.error(
+                    "cases:parse", "not an evaluation-set decision at %s", record.label, exc=exc
+                )
+        return out
 
     async def labels(self, records: Sequence[Record]) -> None:
         """A batch of reviewers' labels: joined to the cases of their conversations."""

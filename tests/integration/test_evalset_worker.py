@@ -194,7 +194,9 @@ def test_killed_worker_is_replaced_and_the_sample_has_no_duplicates_or_gaps(
     assert expected.bounded == [], "a stratum outgrew its reserve: order would matter"
     sampler = expected.collector.sampler.sampler
     population = sum(s.population for p in DAYS[1:] for s in sampler.state(p).strata.values())
-    assert population > 2 * len(expected.active), "the sample must leave conversations out"
+    drawn = [c for c in expected.active.values() if c.unit == "conversation"]
+    assert population > 2 * len(drawn), "the sample must leave conversations out"
+    assert len(drawn) < len(expected.active), "some conversations have a second critical answer"
 
     a, b = len(events) // 2, len(events) * 7 // 10
     paths = {
@@ -313,6 +315,7 @@ def _history(stack: VigilStack, expected: Expected, keys: list[str], records: li
     records of the case topic."""
     from services.evalsets.state import member_key
     from services.streaming.features.evalsets import decisions_topic
+    from services.streaming.runner import Record, unpack
 
     reader = TopicReader(stack.bootstrap, decisions_topic(stack.app_id))
     try:
@@ -324,8 +327,12 @@ def _history(stack: VigilStack, expected: Expected, keys: list[str], records: li
         period, cid = key.split(":", 1)
         record = expected.collector.sampler.sampler.members.get(member_key(period, cid))
         lines.append(f"{key}: scan member {record}")
-        for r in reader.records:
-            d = Decision.model_validate_json(r.value)
+        decisions = [
+            (r, d)
+            for r in reader.records
+            for d in unpack(Record(r.value, None, "decisions", r.partition, r.offset), Decision)
+        ]
+        for r, d in decisions:
             if d.period != period:
                 continue
             if d.conversation_id == cid:
@@ -511,9 +518,11 @@ def test_sampler_core_with_crashes_matches_the_collector(
     want = {
         k: (c.stratum, c.inclusion_probability, c.stratum_population)
         for k, c in expected.active.items()
+        if c.unit == "conversation"  # the sampler draws conversations; answer cases follow them
     }
     assert {k: v[0] for k, v in got.items()} == {k: v[0] for k, v in want.items()}
     closed = {k: v for k, v in want.items() if not k.startswith(DAYS[2])}
     assert {k: v for k, v in got.items() if k in closed} == closed
-    assert {f"{p}:{c}" for p, c in parts.archived} == set(expected.retired)
+    retired = {k for k, c in expected.retired.items() if c.unit == "conversation"}
+    assert {f"{p}:{c}" for p, c in parts.archived} == retired
     assert not any(k.startswith("M|" + DAYS[0]) for k in raw.data), "retired members left"
