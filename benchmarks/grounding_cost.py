@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
             subprocess.run(
                 ["git", "worktree", "remove", "--force", str(base)], cwd=ROOT, check=False
             )
-    result: dict[str, Any] = {"baseline": args.baseline, "command": " ".join(sys.argv)}
+    result: dict[str, Any] = {"baseline_commit": args.baseline, "command": " ".join(sys.argv)}
     for side, runs in sides.items():
         result[side] = {
             name: {

@@ -1,8 +1,10 @@
 """Grounding quality: the adversarial medical set (en/nl/vi) and public data (HaluEval QA, a
 constructed PubMedQA set).
 
-Run ``python benchmarks/grounding_quality.py`` (add ``--write docs/grounding.md`` to refresh the
-results sections of that file). It prints markdown sections for ``docs/grounding.md`` and
+Run ``python benchmarks/grounding_quality.py --baseline eded159`` (add ``--write
+docs/grounding.md`` to refresh the results sections of that file; ``--baseline`` adds the check
+of an earlier commit, run from a temporary ``git worktree``). It prints markdown sections for
+``docs/grounding.md``; ``benchmarks/detection_quality.py`` copies the summary into
 ``docs/detection-quality.md``.
 
 **The adversarial set** (``tests/data/grounding-cases/{en,nl,vi}.jsonl``, written independently
@@ -42,7 +44,9 @@ import argparse
 import json
 import random
 import statistics
+import subprocess
 import sys
+import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -67,6 +71,7 @@ CORPORA = ROOT.parent / "shared" / "corpora"
 CASES = ROOT / "tests" / "data" / "grounding-cases"
 BEGIN, END = "<!-- BEGIN grounding-quality -->", "<!-- END grounding-quality -->"
 CBEGIN, CEND = "<!-- BEGIN grounding-cases -->", "<!-- END grounding-cases -->"
+SBEGIN, SEND = "<!-- BEGIN grounding-cases-summary -->", "<!-- END grounding-cases-summary -->"
 MUST_PASS = ("correct_paraphrase", "correct_citation", "correct_dose", "abstention")
 KIND_ORDER = (
     *MUST_PASS,
@@ -439,6 +444,55 @@ def run_check(cases: Sequence[Case], *, context: bool) -> dict[str, tuple[bool, 
     return out
 
 
+#: The check of an earlier commit, run in a process of its own with that tree first on the path:
+#: events on stdin, ``{case id: [flagged, critical]}`` on stdout (the answer alone: earlier
+#: commits take no question context).
+_EARLIER_CHECK = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from schemas.events import ChatEvent
+from services.checking import ClaimChecker
+from services.sampling import SampleDecision
+from services.settings import Settings
+
+checker = ClaimChecker(Settings())
+decision = SampleDecision(sampled=True, stratum="always", inclusion_probability=1.0)
+out = {}
+for row in json.load(sys.stdin):
+    checked = checker.check(ChatEvent.model_validate_json(json.dumps(row)), decision)
+    r = checked.report
+    flagged = bool(r.ungrounded or r.fabricated_citations or r.unsupported_citations)
+    out[row["conversation_id"]] = [flagged, any(f.severity == "critical" for f in checked.findings)]
+print(json.dumps(out))
+"""
+
+
+def run_check_at(commit: str, cases: Sequence[Case]) -> dict[str, tuple[bool, bool]]:
+    """``{case id: (flagged, critical)}`` from the claim checker of ``commit`` (a temporary
+    ``git worktree`` of it, with this tree's virtual environment)."""
+    events = json.dumps([_case_event(c).model_dump(mode="json") for c in cases])
+    with tempfile.TemporaryDirectory(prefix="vigil-base-") as tmp:
+        tree = Path(tmp) / "tree"
+        add = ["git", "worktree", "add", "--detach", str(tree), commit]
+        subprocess.run(add, cwd=ROOT, check=True, capture_output=True)
+        try:
+            done = subprocess.run(
+                [sys.executable, "-c", _EARLIER_CHECK, str(tree)],
+                cwd=tree,
+                input=events,
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+        finally:
+            remove = ["git", "worktree", "remove", "--force", str(tree)]
+            subprocess.run(remove, cwd=ROOT, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"the check at {commit} failed:\n{done.stderr}")
+    raw = json.loads(done.stdout.strip().splitlines()[-1])
+    return {k: (bool(v[0]), bool(v[1])) for k, v in raw.items()}
+
+
 def _numbers(text: str, language: str) -> bool:
     return bool(quantities(text, language))
 
@@ -475,20 +529,77 @@ def _rate(rows: Sequence[bool]) -> str:
     return f"{sum(rows) / len(rows):.2f} ({sum(rows)}/{len(rows)})" if rows else "–"
 
 
-def cases_section(cases: Sequence[Case]) -> str:
+Results = dict[str, dict[str, tuple[bool, bool]]]
+
+
+def case_results(cases: Sequence[Case], baseline: str | None = None) -> Results:
+    """``{method: {case id: (flagged, critical)}}`` for the check and the baselines."""
     results = {
         "check": run_check(cases, context=True),
         "check, no question": run_check(cases, context=False),
-        "flag every number": baseline_every_number(cases),
-        "token overlap ≥ .5": baseline_overlap(cases),
     }
+    if baseline is not None:
+        results[f"check at {baseline} (before issue 10)"] = run_check_at(baseline, cases)
+    results["flag every number"] = baseline_every_number(cases)
+    results["token overlap ≥ .5"] = baseline_overlap(cases)
+    return results
+
+
+def _cell(
+    part: Sequence[Case], res: dict[str, tuple[bool, bool]], kind: str | None, lang: str | None
+) -> str:
+    rows = [
+        judged_right(c, *res[c.id])
+        for c in part
+        if (kind is None or c.kind == kind) and (lang is None or c.language == lang)
+    ]
+    return _rate(rows)
+
+
+def summary_section(cases: Sequence[Case], results: Results) -> str:
+    """The check (with the question's context) per kind × language on both splits, and every
+    method's totals: the summary ``docs/detection-quality.md`` copies."""
+    splits = {s: [c for c in cases if c.split == s] for s in ("dev", "test")}
+    check = results["check"]
+    langs = ("en", "nl", "vi", None)
+    lines = [
+        f"{len(cases)} answers written independently of the check (11 kinds, en/nl/vi); "
+        "rate judged right by `ClaimChecker.check` with the question's medical context. "
+        "*dev* was tuned on, *test* is held out.",
+        "",
+        "| kind | dev en | dev nl | dev vi | dev all | test en | test nl | test vi | test all |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for kind in KIND_ORDER:
+        cells = [_cell(splits[s], check, kind, lang) for s in splits for lang in langs]
+        lines.append(f"| {kind} | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "| method | dev | test | correct doses flagged (dev) | (test) |",
+        "|---|---|---|---|---|",
+    ]
+    for method, res in results.items():
+        flagged = [
+            _rate([res[c.id][0] for c in splits[s] if c.kind == "correct_dose"]) for s in splits
+        ]
+        totals = [_cell(splits[s], res, None, None) for s in splits]
+        lines.append(f"| {method} | " + " | ".join(totals + flagged) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def cases_section(cases: Sequence[Case], results: Results, baseline: str | None = None) -> str:
     lines = [
         "### The adversarial medical set (tests/data/grounding-cases)",
         "",
         f"{len(cases)} answers, 11 kinds × en/nl/vi, written independently of the check (see "
         "its README). Rate of answers judged right (flagged / critical as labelled; must-pass "
         "kinds not flagged at all). *check*: `ClaimChecker.check` with the medical context of "
-        "the user's question (the preceding turn); *check, no question*: the answer alone.",
+        "the user's question (the preceding turn); *check, no question*: the answer alone"
+        + (
+            f"; *check at {baseline}*: the check of main before issue 10, the answer alone."
+            if baseline
+            else "."
+        ),
         "",
     ]
     for split in ("dev", "test"):
@@ -501,14 +612,7 @@ def cases_section(cases: Sequence[Case]) -> str:
         ]
         for kind in KIND_ORDER:
             for method, res in results.items():
-                cells = []
-                for lang in ("en", "nl", "vi", None):
-                    rows = [
-                        judged_right(c, *res[c.id])
-                        for c in part
-                        if c.kind == kind and (lang is None or c.language == lang)
-                    ]
-                    cells.append(_rate(rows))
+                cells = [_cell(part, res, kind, lang) for lang in ("en", "nl", "vi", None)]
                 label = kind if method == "check" else ""
                 lines.append(f"| {label} | {method} | " + " | ".join(cells) + " |")
         for method, res in results.items():
@@ -537,10 +641,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--write", type=Path, help="replace the results sections of this file")
     parser.add_argument("--cases-only", action="store_true", help="only the adversarial set")
+    parser.add_argument(
+        "--baseline", metavar="COMMIT", help="also run the check of this earlier commit"
+    )
     args = parser.parse_args(argv)
-    cases_block = f"{CBEGIN}\n{cases_section(load_cases())}\n{CEND}"
+    cases = load_cases()
+    results = case_results(cases, args.baseline)
+    cases_block = f"{CBEGIN}\n{cases_section(cases, results, args.baseline)}\n{CEND}"
+    summary_block = f"{SBEGIN}\n{summary_section(cases, results)}{SEND}"
+    print(summary_block)
     print(cases_block)
     if args.write:
+        write_doc(args.write, summary_block, SBEGIN, SEND)
         write_doc(args.write, cases_block, CBEGIN, CEND)
     if args.cases_only:
         return 0
