@@ -412,6 +412,26 @@ def rules_test(
         f"{len(packs)} packs, {rules} rules, {total} examples: "
         f"{total - failed} passed, {failed} failed"
     )
+    from services.grounding.medical import LexiconError, load_lexicon
+    from services.grounding.medical.examples import run_lexicon_examples
+
+    try:
+        lexicon = load_lexicon(settings.grounding_lexicon_dir)
+    except LexiconError as exc:
+        raise _fail(str(exc)) from None
+    lex_total = lex_failed = 0
+    for ex in run_lexicon_examples(lexicon):
+        lex_total += 1
+        if not ex.ok:
+            lex_failed += 1
+            out.print(f"[red]FAIL[/red] {ex.file} {ex.entry}: {ex.text!r}: {ex.detail}")
+        elif verbose:
+            out.print(f"ok   {ex.file} {ex.entry}: {ex.text!r}")
+    out.print(
+        f"grounding lexicons, {lex_total} examples: {lex_total - lex_failed} passed, "
+        f"{lex_failed} failed"
+    )
+    failed += lex_failed
     if failed:
         raise typer.Exit(1)
 

@@ -123,6 +123,13 @@ class Settings(BaseSettings):
     facts_dir: Path = REPO_ROOT / "rules" / "facts"
     extractors_dir: Path = REPO_ROOT / "rules" / "extractors"
     support_threshold: float | None = Field(default=None, ge=0.0, le=1.0)
+    #: Medical lexicons of the claim reader (drugs, populations, cue phrases).
+    grounding_lexicon_dir: Path = REPO_ROOT / "rules" / "grounding"
+    #: Prepared retrieved passages kept between answers (LRU, per process): bounded in entries
+    #: and in estimated bytes, each kept at most ``grounding_cache_ttl_seconds``.
+    grounding_cache_entries: int = Field(default=4096, ge=0, le=1_000_000)
+    grounding_cache_bytes: int = Field(default=64 * 1024 * 1024, ge=0)
+    grounding_cache_ttl_seconds: float = Field(default=3600.0, gt=0)
     #: Agent concurrency of the claim-check agent (screening always runs at 1; see app.py).
     check_concurrency: int = Field(default=1, ge=1, le=64)
     judge_url: str | None = None
