@@ -9,35 +9,17 @@ Every test in this folder is marked ``kafka``.
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
+from tests.support.broker import ENV_BOOTSTRAP, load_launcher
 from tests.support.worker_process import VigilStack
 
 HERE = Path(__file__).resolve().parent
-LAUNCHER_PATH = HERE.parent.parent / "deploy" / "kafka" / "launcher.py"
-ENV_BOOTSTRAP = "VIGIL_KAFKA_BOOTSTRAP"
-
-
-def load_launcher() -> ModuleType:
-    """Import deploy/kafka/launcher.py by path (deploy/ is not a package)."""
-    name = "vigil_kafka_launcher"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, LAUNCHER_PATH)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {LAUNCHER_PATH}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -26,10 +26,12 @@ class TopicReader:
     """Reads a whole topic from the earliest offset, without a consumer group (nothing committed).
 
     Records accumulate in :attr:`records` across calls, so one reader can follow a topic through
-    several phases of a test.
+    several phases of a test. ``committed_only``: read as a downstream consumer of a worker with
+    Kafka transactions would (``read_committed``: records of aborted or open transactions are
+    not returned).
     """
 
-    def __init__(self, bootstrap: str, topic: str) -> None:
+    def __init__(self, bootstrap: str, topic: str, *, committed_only: bool = False) -> None:
         self.topic = topic
         self.records: list[Any] = []
         self._consumer = KafkaConsumer(
@@ -40,6 +42,7 @@ class TopicReader:
             enable_auto_commit=False,
             consumer_timeout_ms=1000,
             client_id=f"vigil-test-reader-{topic}",
+            isolation_level="read_committed" if committed_only else "read_uncommitted",
         )
 
     def poll(self, timeout_ms: int = 1000) -> int:

@@ -77,15 +77,9 @@ class WorkerProcess:
     # ------------------------------------------------------------------ lifecycle
 
     def start(self, timeout_s: float = START_TIMEOUT_S) -> WorkerProcess:
-        with open(self.log_path, "ab") as log:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "services.cli", "worker", "--loglevel", self.loglevel],
-                env=self.env,
-                cwd=REPO_ROOT,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
+        """Launch the worker and wait until ``/healthz`` answers."""
+        self.launch()
+        assert self.proc is not None
         deadline = time.monotonic() + timeout_s
         while True:
             if not self.alive:
@@ -101,6 +95,19 @@ class WorkerProcess:
                     f"\n{self.diagnostics()}"
                 )
             time.sleep(0.3)
+
+    def launch(self) -> WorkerProcess:
+        """Start the process without waiting for it (a worker whose broker is not up yet)."""
+        with open(self.log_path, "ab") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "services.cli", "worker", "--loglevel", self.loglevel],
+                env=self.env,
+                cwd=REPO_ROOT,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        return self
 
     @property
     def alive(self) -> bool:
@@ -245,12 +252,15 @@ class VigilStack:
         (name,) = changelog_topics(Settings(app_id=self.app_id))
         return name
 
-    def start_worker(self, loglevel: str = "info", **overrides: str) -> WorkerProcess:
+    def start_worker(
+        self, loglevel: str = "info", *, wait: bool = True, **overrides: str
+    ) -> WorkerProcess:
+        """A new worker of this stack's group; ``wait``: until its ``/healthz`` answers."""
         env = self.env(VIGIL_WEB_PORT=str(free_port()), **overrides)
         log_path = self.work_dir / f"worker-{len(self.workers) + 1}.log"
         worker = WorkerProcess(env, log_path, loglevel)
         self.workers.append(worker)
-        return worker.start()
+        return worker.start() if wait else worker.launch()
 
     def replay(self, path: Path, topic: str | None = None) -> str:
         """``vigil replay PATH --topic T`` (the input topic by default)."""
