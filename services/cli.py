@@ -159,14 +159,29 @@ def worker(
     loglevel: Annotated[str, typer.Option(help="Log level.")] = "info",
 ) -> None:
     """Run the Faust worker (settings from VIGIL_* environment variables)."""
-    import faust
-
-    from services.streaming.admin import PartitionsError, resolve_partitions
+    from services.streaming.admin import (
+        BrokerUnreachable,
+        PartitionsError,
+        resolve_partitions,
+        wait_for_broker,
+    )
     from services.streaming.app import create_app
+    from services.streaming.logs import VigilWorker
 
     settings = _settings(web_port=web_port)
     if settings.uses_dev_key:
         err.print("[yellow]warning:[/yellow] VIGIL_MEMORY_KEY is the development default; set it.")
+
+    def retrying(reason: str, seconds: float) -> None:
+        err.print(
+            f"[yellow]waiting for the broker:[/yellow] {settings.kafka_bootstrap} does not "
+            f"answer ({reason}); next try in {seconds:g}s"
+        )
+
+    try:
+        wait_for_broker(settings, retrying)
+    except BrokerUnreachable as exc:
+        raise _fail(str(exc), 1) from None
     try:
         partitions, found = resolve_partitions(settings)
     except PartitionsError as exc:
@@ -175,7 +190,10 @@ def worker(
         err.print(f"[yellow]note:[/yellow] {found}")
         settings = settings.model_copy(update={"topic_partitions": partitions})
     faust_app = create_app(settings)
-    faust.Worker(faust_app, loglevel=loglevel.upper()).execute_from_commandline()
+    worker = VigilWorker(
+        faust_app, loglevel=loglevel.upper(), repeat_seconds=settings.log_repeat_seconds
+    )
+    worker.execute_from_commandline()
 
 
 @app.command()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib
 import json
+import logging
+import math
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -17,14 +19,17 @@ from services.streaming.state import STATE_TABLE
 
 __all__ = [
     "STATE_TABLE",
+    "BrokerUnreachable",
     "PartitionsError",
     "changelog_topics",
     "client_config",
     "copartitioned_topics",
     "create_topics",
     "feature_topics",
+    "probe_broker",
     "replay",
     "resolve_partitions",
+    "wait_for_broker",
 ]
 
 
@@ -73,6 +78,56 @@ def copartitioned_topics(settings: Settings) -> list[str]:
     if alerting.enabled:
         out.append(alerting.counts_topic)
     return out
+
+
+class BrokerUnreachable(RuntimeError):
+    """The broker did not answer within ``VIGIL_BROKER_WAIT_SECONDS``."""
+
+
+def probe_broker(settings: Settings, timeout_s: float = 5.0) -> str | None:
+    """``None`` when the broker answers a metadata request, else why not (an exception name)."""
+    kafka_log = logging.getLogger("kafka")
+    level = kafka_log.level
+    kafka_log.setLevel(logging.CRITICAL)  # kafka-python logs every failed connection attempt
+    try:
+        admin = KafkaAdminClient(
+            client_id="vigil-preflight",
+            request_timeout_ms=int(timeout_s * 1000),
+            bootstrap_timeout_ms=int(timeout_s * 1000),
+            **client_config(settings),
+        )
+    except Exception as exc:
+        return type(exc).__name__
+    finally:
+        kafka_log.setLevel(level)
+    admin.close()
+    return None
+
+
+def wait_for_broker(
+    settings: Settings,
+    on_retry: Callable[[str, float], None],
+    *,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+    probe: Callable[[Settings], str | None] = probe_broker,
+) -> None:
+    """Return once the broker answers. Between attempts wait 1 s, 2 s, 4 s … up to
+    ``broker_retry_max_seconds``, calling ``on_retry(reason, seconds)`` before each wait (one log
+    line per attempt); after ``broker_wait_seconds`` raise :class:`BrokerUnreachable`."""
+    start = clock()
+    delay = 1.0
+    while (reason := probe(settings)) is not None:
+        limit = settings.broker_wait_seconds
+        left = math.inf if limit is None else limit - (clock() - start)
+        if left <= 0:
+            raise BrokerUnreachable(
+                f"no broker answered at {settings.kafka_bootstrap} within {limit:g}s ({reason})"
+            )
+        pause = min(delay, settings.broker_retry_max_seconds, left)
+        on_retry(reason, pause)
+        sleep(pause)
+        delay *= 2
 
 
 def resolve_partitions(settings: Settings, *, timeout_s: float = 10.0) -> tuple[int, str]:

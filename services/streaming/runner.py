@@ -35,6 +35,7 @@ from services.dataflow.state import KeyedStore, MemoryStore
 from services.evalsets.streaming import Decision, SampleIn, SamplerCore
 from services.ingest import dead_letter
 from services.judge import Judge
+from services.logs import RepeatFilter
 from services.review.core import ReviewOutcome, ReviewState
 
 __all__ = ["MemoryStates", "Record", "Send", "States", "StreamRunner"]
@@ -92,22 +93,21 @@ class MemoryStates:
 
 
 class _RateLimited:
-    """At most one log line per ``every`` seconds per key; the rest are counted."""
+    """Errors of the agents' loops: one line per ``key`` per ``every`` seconds, the next one
+    counting those held back (:class:`~services.logs.RepeatFilter` keyed by ``key``)."""
 
     def __init__(self, every: float = 10.0) -> None:
-        self.every = every
-        self._last: dict[str, float] = {}
-        self._suppressed: dict[str, int] = {}
+        self.filter = RepeatFilter(every)
 
     def error(self, key: str, msg: str, *args: Any, exc: BaseException | None = None) -> None:
-        now = time.monotonic()
-        if now - self._last.get(key, -1e9) < self.every:
-            self._suppressed[key] = self._suppressed.get(key, 0) + 1
+        if not log.isEnabledFor(logging.ERROR):
             return
-        skipped = self._suppressed.pop(key, 0)
-        self._last[key] = now
-        suffix = f" ({skipped} more like it not logged)" if skipped else ""
-        log.error(msg + suffix, *args, exc_info=exc)
+        info = (type(exc), exc, exc.__traceback__) if exc is not None else None
+        record = log.makeRecord(
+            log.name, logging.ERROR, __file__, 0, msg, args, info, extra={"repeat_key": key}
+        )
+        if self.filter.filter(record):
+            log.handle(record)
 
 
 class StreamRunner:
