@@ -49,7 +49,7 @@ class Settings(BaseSettings):
     #: ``data_dir`` (the ``rocksdict`` package), or ``memory://`` (tests; state then lives only
     #: in the changelog and is replayed at every start).
     store: Literal["rocksdb://", "memory://"] = "rocksdb://"
-    #: At-least-once (default) or Kafka transactions (``exactly_once``).
+    #: At-least-once (default) or Kafka transactions (``exactly_once``; ``docs/streaming.md``).
     processing_guarantee: Literal["at_least_once", "exactly_once"] = "at_least_once"
     #: Workers keeping a warm copy of each partition's state (faster failover, more work).
     standby_replicas: int = Field(default=1, ge=0, le=8)

@@ -44,6 +44,7 @@ from services.settings import Settings
 from services.streaming.features import feature_modules
 from services.streaming.runner import Record, StreamRunner
 from services.streaming.state import STATE_TABLE, FaustStates, TableBackend
+from services.streaming.transactions import Transactions, current_transaction
 
 __all__ = [
     "WorkerContext",
@@ -146,16 +147,20 @@ async def consume_batches(
     app: Any, stream: Any, settings: Settings, handle: Callable[[list[Record]], Awaitable[Any]]
 ) -> None:
     """The loop of every agent: batches of ``stream.take_events`` (acknowledged when ``handle``
-    returns) as records, stale ones dropped."""
+    returns) as records, stale ones dropped; in exactly-once mode each batch in its
+    transactions (:mod:`services.streaming.transactions`)."""
+    transactions: Transactions | None = getattr(app, "vigil_transactions", None)
     async for events in stream.take_events(settings.batch_size, within=settings.batch_seconds):
         records = records_of(app, events)
-        if records:
+        if transactions is not None:
+            await transactions.process(stream, events, records, handle)
+        elif records:
             await handle(records)
 
 
 class FaustSender:
-    """``send(emit)`` for the runner: the emit's channel topic, through Faust's producer (so
-    ``exactly_once`` puts it in the partition's transaction)."""
+    """``send(emit)`` for the runner: the emit's channel topic, through Faust's producer (in
+    exactly-once mode in the transaction of the batch being processed, if any)."""
 
     def __init__(self, app: faust.App, channels: dict[str, str], registry: CollectorRegistry):
         self.app = app
@@ -184,7 +189,13 @@ class FaustSender:
     async def __call__(self, emit: Emit) -> asyncio.Future[Any]:
         topic = self.channels[emit.channel]
         fut = await self.app.producer.send(
-            topic, emit.key, encode(emit.value), emit.partition, None, None
+            topic,
+            emit.key,
+            encode(emit.value),
+            emit.partition,
+            None,
+            None,
+            transactional_id=current_transaction(),
         )
         self._count(emit.channel).inc()
         future: asyncio.Future[Any] = asyncio.ensure_future(fut)
@@ -279,6 +290,8 @@ def create_app(settings: Settings, registry: CollectorRegistry | None = None) ->
         help="Every stage's keyed state, under <partition>|<kind>|<key>.",
     )
     backend = TableBackend(state_table)
+    if settings.processing_guarantee == "exactly_once":
+        app.vigil_transactions = Transactions(app, backend)  # type: ignore[attr-defined]
     states = FaustStates(backend, flow.specs)
     channels = channel_topics(settings)
     chat_events = app.topic(settings.input_topic, key_type=bytes, value_type=bytes)

@@ -25,7 +25,10 @@ from collections.abc import Iterator, Mapping
 from functools import partial
 from typing import Any
 
+from faust.types import TP
+
 from services.dataflow.state import KeyedStore, StateSpec
+from services.streaming.transactions import current_transaction
 
 __all__ = ["STATE_TABLE", "FaustStates", "TableBackend", "TableStore"]
 
@@ -41,6 +44,8 @@ class TableBackend:
         self.table = table
         #: key -> the future of its last changelog record not yet acknowledged
         self.last_write: dict[bytes, Any] = {}
+        #: (partition, key, value) written in a batch scope of the exactly-once mode, not sent
+        self._outbox: list[tuple[int, bytes, bytes | None]] = []
 
     @property
     def store(self) -> Any:
@@ -72,9 +77,38 @@ class TableBackend:
         else:
             store.data[key] = value
             store._key_partition[key] = partition
+        if current_transaction() is not None:  # exactly-once: drain() sends it in the batch's
+            self._outbox.append((partition, key, value))
+            return
         fut = self.table.send_changelog(partition, key, value, "raw", "raw")
         self.last_write[key] = fut
         fut.add_done_callback(partial(self._written, key))
+
+    async def drain(self) -> None:
+        """Send the changelog records held back in a batch scope (exactly-once mode) in the
+        scope's transaction (:mod:`services.streaming.transactions`)."""
+        outbox, self._outbox = self._outbox, []
+        if not outbox:
+            return
+        tid = current_transaction()
+        app = self.table.app
+        topic = self.table.changelog_topic.get_topic_name()
+        for partition, key, value in outbox:
+            fut = await app.producer.send(
+                topic, key, value, partition, None, None, transactional_id=tid
+            )
+            self.last_write[key] = fut
+            fut.add_done_callback(partial(self._written, key))
+            fut.add_done_callback(self._persist_on_commit)
+
+    def _persist_on_commit(self, fut: Any) -> None:
+        """RocksDB keeps the changelog offset it holds data up to; in a transaction it may
+        only move when the transaction commits (as Faust's own changelog sends do)."""
+        if fut.cancelled() or fut.exception() is not None:
+            return
+        meta = fut.result()
+        tp = TP(meta.topic, meta.partition)
+        self.table.app.tables.persist_offset_on_commit(self.table.data, tp, meta.offset)
 
     def _written(self, key: bytes, fut: Any) -> None:
         if self.last_write.get(key) is fut:

@@ -11,13 +11,17 @@ C. after a new worker with the same app id (consumer group) has started: the ans
    conversations (echo of the user's own address, leak of another) and the second half.
 
 Every event must be processed: findings deduplicated by ``finding_id`` equal ``vigil scan``'s over
-the whole file (duplicates are allowed: delivery is at least once), and the group's committed
+the whole file, and the group's committed
 offsets reach the end of the input topic (events without findings too). The new worker resumes from
 committed offsets (it never re-reads A), so the echo/leak directions of C's answers to A's
 conversations are right only if the memory table was recovered from its changelog.
 
 The generated stream never gives, in a later user turn, a value an earlier answer leaked, so even
 a re-processed answer has only one correct direction: every copy of a finding must have scan's.
+
+Both processing guarantees run. At least once, copies are allowed, but only of findings of
+events the killed worker had not committed. Exactly once (Kafka transactions), a consumer
+reading ``read_committed`` sees every finding once.
 """
 
 from __future__ import annotations
@@ -27,6 +31,9 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
+from services.dataflow.partitioning import partition_of
 from tests.support.chat_events import event, generate_events, write_jsonl
 from tests.support.kafka_io import TopicReader, committed_offsets, events_total
 from tests.support.parity import ScanResult, compare, findings_of
@@ -49,6 +56,18 @@ def _cross_kill(n: int) -> tuple[list[dict[str, object]], list[dict[str, object]
     return before, after
 
 
+def _positions(events: list[dict[str, object]], partitions: int) -> dict[str, tuple[int, int]]:
+    """``event_id -> (partition, offset)`` in the input topic, for events replayed in this order
+    into empty partitions (``vigil replay`` keys by conversation: Kafka's default partitioner)."""
+    next_offset = [0] * partitions
+    out = {}
+    for ev in events:
+        p = partition_of(str(ev["conversation_id"]), partitions)
+        out[str(ev["event_id"])] = (p, next_offset[p])
+        next_offset[p] += 1
+    return out
+
+
 def _wait_committed(stack: VigilStack, n: int, timeout_s: float) -> None:
     """Until the worker's group has committed offsets covering ``n`` input messages."""
     deadline = time.monotonic() + timeout_s
@@ -64,8 +83,9 @@ def _wait_committed(stack: VigilStack, n: int, timeout_s: float) -> None:
         time.sleep(0.5)
 
 
+@pytest.mark.parametrize("guarantee", ["at_least_once", "exactly_once"])
 def test_killed_worker_is_replaced_without_loss(
-    vigil_stack: Callable[..., VigilStack], tmp_path: Path
+    vigil_stack: Callable[..., VigilStack], tmp_path: Path, guarantee: str
 ) -> None:
     events = generate_events(N_EVENTS, prefix="rst", seed=7, examples=None)
     cross_before, cross_after = _cross_kill(N_CROSS)
@@ -88,8 +108,9 @@ def test_killed_worker_is_replaced_without_loss(
     want_cross = scan.for_events(cross_ids)
     assert Counter(want_cross.values()) == {"echo": N_CROSS, "leak": N_CROSS}, want_cross
 
-    stack = vigil_stack("restart")
-    findings = TopicReader(stack.bootstrap, stack.findings_topic)
+    exactly_once = guarantee == "exactly_once"
+    stack = vigil_stack("restart", VIGIL_PROCESSING_GUARANTEE=guarantee)
+    findings = TopicReader(stack.bootstrap, stack.findings_topic, committed_only=exactly_once)
     try:
         first_worker = stack.start_worker()
         stack.replay(paths["a"])
@@ -111,6 +132,7 @@ def test_killed_worker_is_replaced_without_loss(
             stack.diagnostics,
         )
         first_worker.kill()
+        kill_time = time.time()
         before_kill = {f.finding_id for f in findings_of(findings.records)}
         time.sleep(1.0)  # a commit request already on the wire when the process died lands
         committed_at_kill = committed_offsets(stack.bootstrap, stack.app_id, stack.input_topic)
@@ -152,6 +174,29 @@ def test_killed_worker_is_replaced_without_loss(
         _wait_committed(stack, total, TIMEOUT_S)
         copies_a = Counter(f.finding_id for f in got_all if f.finding_id in ids_a)
         assert copies_a == Counter(ids_a), f"part A re-processed: {copies_a.most_common(3)}"
+        copies = Counter(f.finding_id for f in got_all)
+        repeated = {fid for fid, n in copies.items() if n > 1}
+        where = _positions(part_a + part_b + part_c, stack.partitions)
+        if exactly_once:
+            seen = [
+                (fid, where[fid.split(":")[0]], r.partition, r.offset, r.timestamp)
+                for r, fid in ((r, findings_of([r])[0].finding_id) for r in findings.records)
+                if fid in repeated
+            ]
+            assert not repeated, (
+                f"{len(repeated)} findings twice (finding, input position, output partition, "
+                f"offset, time): {seen[:6]}; committed at the kill: {committed_at_kill}, "
+                f"killed at {kill_time}"
+            )
+        else:
+            # Only what the killed worker had not committed is processed again.
+            committed_again = sorted(
+                fid
+                for fid in repeated
+                if where[fid.split(":")[0]][1]
+                < committed_at_kill.get(where[fid.split(":")[0]][0], 0)
+            )
+            assert not committed_again, f"committed events processed again: {committed_again[:3]}"
         uncommitted = total - sum(committed_at_kill.values())
         processed = events_total(second_worker.metrics())
         print(
