@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.broker import ENV_BOOTSTRAP, load_launcher
-from tests.support.worker_process import VigilStack
+from tests.support.worker_process import PARTITIONS, VigilStack
 
 HERE = Path(__file__).resolve().parent
 
@@ -63,13 +63,14 @@ def kafka_bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def vigil_stack(kafka_bootstrap: str, tmp_path: Path) -> Iterator[Callable[..., VigilStack]]:
     """Factory of :class:`VigilStack`: fresh topics (created) and app id on the session broker.
 
-    ``make(name, **env)`` returns a stack; every worker it started is stopped at teardown
-    (SIGTERM, then SIGKILL after 30 s).
+    ``make(name, partitions=4, **env)`` returns a stack; every worker it started is stopped at
+    teardown (SIGTERM, then SIGKILL after 30 s).
     """
     stacks: list[VigilStack] = []
 
-    def make(name: str, **env: str) -> VigilStack:
-        stack = VigilStack(kafka_bootstrap, tmp_path / f"stack-{len(stacks) + 1}", name, **env)
+    def make(name: str, partitions: int = PARTITIONS, **env: str) -> VigilStack:
+        work = tmp_path / f"stack-{len(stacks) + 1}"
+        stack = VigilStack(kafka_bootstrap, work, name, partitions, **env)
         stacks.append(stack)
         stack.create_topics()
         return stack

@@ -34,7 +34,7 @@ from pathlib import Path
 import pytest
 
 from services.dataflow.partitioning import partition_of
-from tests.support.chat_events import event, generate_events, write_jsonl
+from tests.support.chat_events import generate_events, memory_probes, write_jsonl
 from tests.support.kafka_io import TopicReader, committed_offsets, events_total
 from tests.support.parity import ScanResult, compare, findings_of
 from tests.support.worker_process import VigilStack
@@ -42,18 +42,6 @@ from tests.support.worker_process import VigilStack
 N_EVENTS = 4000
 N_CROSS = 40  # conversations whose memory must cross the kill
 TIMEOUT_S = 300.0
-
-
-def _cross_kill(n: int) -> tuple[list[dict[str, object]], list[dict[str, object]]]:
-    """User turns (part A) and their answers (part C) of ``n`` conversations."""
-    before, after = [], []
-    for i in range(n):
-        cid = f"rst-cross-{i:03d}"
-        own = f"own.{i}.rst@example.org"
-        before.append(event(f"{cid}-t0", cid, 0, "user", f"Mail me at {own} please."))
-        answer = f"Sent to {own.upper()}; copy to other.{i}.rst@example.com."
-        after.append(event(f"{cid}-t1", cid, 1, "assistant", answer))
-    return before, after
 
 
 def _positions(events: list[dict[str, object]], partitions: int) -> dict[str, tuple[int, int]]:
@@ -70,17 +58,11 @@ def _positions(events: list[dict[str, object]], partitions: int) -> dict[str, tu
 
 def _wait_committed(stack: VigilStack, n: int, timeout_s: float) -> None:
     """Until the worker's group has committed offsets covering ``n`` input messages."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        offsets = committed_offsets(stack.bootstrap, stack.app_id, stack.input_topic)
-        if sum(o for o in offsets.values() if o > 0) >= n:
-            return
-        if time.monotonic() > deadline:
-            raise AssertionError(
-                f"the worker did not commit {n} offsets within {timeout_s:.0f}s: {offsets}"
-                f"\n{stack.diagnostics()}"
-            )
-        time.sleep(0.5)
+    stack.wait(
+        lambda: sum(o for o in stack.committed().values() if o > 0) >= n,
+        f"the group to commit {n} offsets (now {stack.committed()})",
+        timeout_s,
+    )
 
 
 @pytest.mark.parametrize("guarantee", ["at_least_once", "exactly_once"])
@@ -88,7 +70,7 @@ def test_killed_worker_is_replaced_without_loss(
     vigil_stack: Callable[..., VigilStack], tmp_path: Path, guarantee: str
 ) -> None:
     events = generate_events(N_EVENTS, prefix="rst", seed=7, examples=None)
-    cross_before, cross_after = _cross_kill(N_CROSS)
+    cross_before, cross_after = memory_probes(N_CROSS, "rst")
     q = len(events) // 4
     part_a = cross_before + events[:q]
     part_b = events[q : 2 * q]

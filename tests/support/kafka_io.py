@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.errors import KafkaError
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -15,6 +15,7 @@ __all__ = [
     "TopicReader",
     "committed_offsets",
     "counter_values",
+    "end_offsets",
     "events_total",
     "findings_by_rule_direction",
     "invalid_by_reason",
@@ -99,6 +100,17 @@ def produce(bootstrap: str, topic: str, messages: list[tuple[bytes | None, bytes
         return [fut.get(timeout=60) for fut in futures]
     finally:
         producer.close()
+
+
+def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
+    """``{partition: end offset}`` of ``topic``."""
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, client_id="vigil-test-end-offsets")
+    try:
+        parts = consumer.partitions_for_topic(topic) or set()
+        ends = consumer.end_offsets([TopicPartition(topic, p) for p in parts])
+        return {tp.partition: off for tp, off in ends.items()}
+    finally:
+        consumer.close()
 
 
 def committed_offsets(bootstrap: str, group: str, topic: str) -> dict[int, int]:

@@ -24,7 +24,7 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["STOP_GRACE_S", "VigilStack", "WorkerProcess", "free_port", "run_cli"]
+__all__ = ["PARTITIONS", "STOP_GRACE_S", "VigilStack", "WorkerProcess", "free_port", "run_cli"]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 STOP_GRACE_S = 30.0
@@ -255,8 +255,18 @@ class VigilStack:
     def start_worker(
         self, loglevel: str = "info", *, wait: bool = True, **overrides: str
     ) -> WorkerProcess:
-        """A new worker of this stack's group; ``wait``: until its ``/healthz`` answers."""
-        env = self.env(VIGIL_WEB_PORT=str(free_port()), **overrides)
+        """A new worker of this stack's group; ``wait``: until its ``/healthz`` answers.
+
+        Each running worker has a data dir of its own (RocksDB locks it); a new worker takes the
+        first one no running worker holds, as a replacement takes over a dead one's volume.
+        """
+        held = {w.env.get("VIGIL_DATA_DIR") for w in self.workers if w.alive}
+        slot = next(
+            str(self.data_dir / str(k))
+            for k in range(100)
+            if str(self.data_dir / str(k)) not in held
+        )
+        env = self.env(**{"VIGIL_WEB_PORT": str(free_port()), "VIGIL_DATA_DIR": slot, **overrides})
         log_path = self.work_dir / f"worker-{len(self.workers) + 1}.log"
         worker = WorkerProcess(env, log_path, loglevel)
         self.workers.append(worker)
@@ -267,6 +277,36 @@ class VigilStack:
         out = run_cli(["replay", str(path), "--topic", topic or self.input_topic], self.env())
         assert "sent" in out, out
         return out
+
+    def wait(self, done: Callable[[], bool], what: str, timeout_s: float) -> None:
+        """Until ``done()``; fail with ``what`` and the workers' logs on timeout."""
+        deadline = time.monotonic() + timeout_s
+        while not done():
+            if time.monotonic() > deadline:
+                raise AssertionError(
+                    f"timed out after {timeout_s:.0f}s: {what}\n{self.diagnostics()}"
+                )
+            time.sleep(0.5)
+
+    def committed(self, topic: str | None = None) -> dict[int, int]:
+        """The group's committed offsets on ``topic`` (the input topic by default)."""
+        from tests.support.kafka_io import committed_offsets
+
+        return committed_offsets(self.bootstrap, self.app_id, topic or self.input_topic)
+
+    def caught_up(self, n_input: int) -> Callable[[], bool]:
+        """``done()``: the group has committed ``n_input`` input messages and the whole checks
+        topic (the claim checks the screening asked for)."""
+        from tests.support.kafka_io import end_offsets
+
+        def done() -> bool:
+            if sum(o for o in self.committed().values() if o > 0) < n_input:
+                return False
+            ends = end_offsets(self.bootstrap, self.checks_topic)
+            got = self.committed(self.checks_topic)
+            return all(got.get(p, 0) >= end for p, end in ends.items() if end > 0)
+
+        return done
 
     def diagnostics(self) -> str:
         return "\n".join(w.diagnostics() for w in self.workers) or "(no worker started)"
