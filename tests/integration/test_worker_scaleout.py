@@ -52,7 +52,7 @@ from tests.support.evalset_expect import (
 from tests.support.kafka_io import TopicReader, events_total
 from tests.support.parity import ScanResult, compare, findings_of
 from tests.support.review_expect import compare_items, expected_items, item_views, uncapped_policy
-from tests.support.worker_process import VigilStack, WorkerProcess
+from tests.support.worker_process import VigilStack
 
 N_EVENTS = 2400
 N_PROBES = 30
@@ -68,24 +68,6 @@ def _stream() -> tuple[list[dict[str, Any]], int, int, set[str]]:
     a, b = len(events) * 4 // 10, len(events) * 7 // 10
     stream = spread(asks + events[:a] + events[a:b] + events[b:] + answers)
     return stream, len(asks) + a, len(asks) + b, {str(e["event_id"]) for e in answers}
-
-
-def _owned(worker: WorkerProcess) -> set[int]:
-    health = worker.healthz() or {}
-    parts = health.get("partitions") if health.get("status") == "ok" else None
-    return set(parts) if isinstance(parts, list) else set()
-
-
-def _assignment(workers: list[WorkerProcess]) -> dict[int, set[int]]:
-    """``{worker index: input partitions it owns}`` of the workers still running."""
-    return {i: _owned(w) for i, w in enumerate(workers) if w.alive}
-
-
-def _settled(workers: list[WorkerProcess]) -> bool:
-    """Every running worker serves, and together they own each input partition once."""
-    owned = _assignment(workers).values()
-    every = [p for parts in owned for p in parts]
-    return all(owned) and sorted(every) == list(range(PARTITIONS))
 
 
 def test_three_workers_share_the_stream_and_a_killed_one_loses_nothing(
@@ -137,8 +119,8 @@ def test_three_workers_share_the_stream_and_a_killed_one_loses_nothing(
     try:
         # A. Two workers.
         first, second = stack.start_worker(), stack.start_worker()
-        stack.wait(lambda: _settled(stack.workers), "two workers sharing 6 partitions", 120)
-        two = _assignment(stack.workers)
+        stack.wait(stack.settled, "two workers sharing 6 partitions", 120)
+        two = stack.assignment()
         stack.replay(parts["a"])
 
         def day1_closed(records: list[Any]) -> bool:
@@ -148,8 +130,8 @@ def test_three_workers_share_the_stream_and_a_killed_one_loses_nothing(
 
         # B. A third joins; the owner of partition 0 is killed a third of the way through B.
         third = stack.start_worker()
-        stack.wait(lambda: _settled(stack.workers), "three workers sharing 6 partitions", 120)
-        three = _assignment(stack.workers)
+        stack.wait(stack.settled, "three workers sharing 6 partitions", 120)
+        three = stack.assignment()
         assert three[2], three  # the newcomer took partitions
         stack.replay(parts["b"])
         stack.wait(
@@ -157,12 +139,12 @@ def test_three_workers_share_the_stream_and_a_killed_one_loses_nothing(
             "a third of part B screened",
             TIMEOUT_S,
         )
-        (victim,) = [i for i, owned in _assignment(stack.workers).items() if 0 in owned]
+        (victim,) = [i for i, owned in stack.assignment().items() if 0 in owned]
         stack.workers[victim].kill()
         committed_at_kill = stack.committed()
         survivors = [w for w in (first, second, third) if w.alive]
-        stack.wait(lambda: _settled(stack.workers), "two survivors sharing 6 partitions", 120)
-        after = _assignment(stack.workers)
+        stack.wait(stack.settled, "two survivors sharing 6 partitions", 120)
+        after = stack.assignment()
         (heir,) = [i for i, owned in after.items() if 0 in owned]
 
         # C. The rest.

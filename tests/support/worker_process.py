@@ -145,6 +145,12 @@ class WorkerProcess:
             return None
         return json.loads(body) if status == 200 else None
 
+    def partitions(self) -> set[int]:
+        """The input partitions this worker owns, once it serves (empty before)."""
+        health = self.healthz() or {}
+        parts = health.get("partitions") if health.get("status") == "ok" else None
+        return set(parts) if isinstance(parts, list) else set()
+
     def metrics(self, timeout_s: float = 30.0) -> str:
         status, body = self._get("/metrics", timeout_s)
         assert status == 200, f"/metrics answered {status}"
@@ -307,6 +313,16 @@ class VigilStack:
             return all(got.get(p, 0) >= end for p, end in ends.items() if end > 0)
 
         return done
+
+    def assignment(self) -> dict[int, set[int]]:
+        """``{index in workers: input partitions it owns}`` of the workers still running."""
+        return {i: w.partitions() for i, w in enumerate(self.workers) if w.alive}
+
+    def settled(self) -> bool:
+        """Every running worker serves, and together they own each input partition once."""
+        owned = self.assignment().values()
+        every = sorted(p for parts in owned for p in parts)
+        return all(owned) and every == list(range(self.partitions))
 
     def diagnostics(self) -> str:
         return "\n".join(w.diagnostics() for w in self.workers) or "(no worker started)"
