@@ -63,16 +63,20 @@ def kafka_bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def vigil_stack(kafka_bootstrap: str, tmp_path: Path) -> Iterator[Callable[..., VigilStack]]:
     """Factory of :class:`VigilStack`: fresh topics (created) and app id on the session broker.
 
-    ``make(name, partitions=4, **env)`` returns a stack; every worker it started is stopped at
+    ``make(name, partitions=4, create=True, **env)`` returns a stack (its topics created with
+    ``vigil topics create`` unless ``create`` is false); every worker it started is stopped at
     teardown (SIGTERM, then SIGKILL after 30 s).
     """
     stacks: list[VigilStack] = []
 
-    def make(name: str, partitions: int = PARTITIONS, **env: str) -> VigilStack:
+    def make(
+        name: str, partitions: int = PARTITIONS, *, create: bool = True, **env: str
+    ) -> VigilStack:
         work = tmp_path / f"stack-{len(stacks) + 1}"
         stack = VigilStack(kafka_bootstrap, work, name, partitions, **env)
         stacks.append(stack)
-        stack.create_topics()
+        if create:
+            stack.create_topics()
         return stack
 
     try:

@@ -105,10 +105,6 @@ def test_three_workers_share_the_stream_and_a_killed_one_loses_nothing(
     env.update(
         VIGIL_REVIEW_TOKENS=json.dumps({TOKEN: {"name": "ann", "roles": ["reviewer"]}}),
         VIGIL_REVIEW_POLICY_FILE=str(tmp_path / "triage.yaml"),
-        VIGIL_REVIEW_LABELS_TOPIC=f"it-sco-review-labels-{suffix}",
-        VIGIL_REVIEW_ACTIONS_TOPIC=f"it-sco-review-actions-{suffix}",
-        VIGIL_ALERTS_TOPIC=f"it-sco-alerts-{suffix}",
-        VIGIL_ALERTS_COUNTS_TOPIC=f"it-sco-alert-counts-{suffix}",
     )
     stack = vigil_stack("scaleout", partitions=PARTITIONS, **env)
     findings = TopicReader(stack.bootstrap, stack.findings_topic)

@@ -229,6 +229,15 @@ class VigilStack:
                 "VIGIL_DATA_DIR": str(self.data_dir),
                 "VIGIL_SESSION_TIMEOUT_SECONDS": "6",
                 "VIGIL_TOPIC_PARTITIONS": str(self.partitions),
+                # The features' topics too: shared names would mix the tests' streams (and
+                # their partition counts, which the worker's preflight checks).
+                "VIGIL_ALERTS_TOPIC": f"{self.app_id}-alerts",
+                "VIGIL_ALERTS_COUNTS_TOPIC": f"{self.app_id}-alert-counts",
+                "VIGIL_EVALSET_TOPIC": f"{self.app_id}-evalset",
+                "VIGIL_EVALSET_ARCHIVE_TOPIC": f"{self.app_id}-evalset-archive",
+                "VIGIL_EVALSET_LABELS_TOPIC": f"{self.app_id}-review-labels",
+                "VIGIL_REVIEW_LABELS_TOPIC": f"{self.app_id}-review-labels",
+                "VIGIL_REVIEW_ACTIONS_TOPIC": f"{self.app_id}-review-actions",
                 "PYTHONUNBUFFERED": "1",
                 **self.extra_env,
                 **overrides,
