@@ -219,23 +219,39 @@ def replay(
     if file != "-" and not Path(file).is_file():
         raise _fail(f"{file}: no such file")
     stream = sys.stdin.buffer if file == "-" else open(file, "rb")  # noqa: SIM115
-    lines = (raw for _, raw in iter_lines(stream) if raw.strip())
+    lines = ((n, raw) for n, raw in iter_lines(stream) if raw.strip())
     target = topic or settings.input_topic
+    name = "-" if file == "-" else Path(file).name
     try:
         if progress and sys.stderr.isatty():
             with Progress(console=Console(stderr=True), transient=True) as prog:
                 task = prog.add_task(f"replay → {target}", total=None)
-                sent = do_replay(
-                    settings, lines, target, rate=rate, on_sent=lambda _n: prog.advance(task)
+                result = do_replay(
+                    settings,
+                    lines,
+                    target,
+                    source=name,
+                    rate=rate,
+                    on_sent=lambda _n: prog.advance(task),
                 )
         else:
-            sent = do_replay(settings, lines, target, rate=rate)
+            result = do_replay(settings, lines, target, source=name, rate=rate)
     except Exception as exc:
         raise _fail(f"replay failed: {exc}", 1) from None
     finally:
         if stream is not sys.stdin.buffer:
             stream.close()
-    out.print(f"sent {sent} messages to {target}")
+    out.print(f"sent {result.sent} messages to {target}")
+    if result.too_large:
+        listed = ", ".join(
+            f"line {where.rsplit(':', 1)[1]} ({size:,} bytes)"
+            for where, size in result.too_large[:10]
+        )
+        more = f" and {len(result.too_large) - 10} more" if len(result.too_large) > 10 else ""
+        err.print(
+            f"[yellow]skipped {len(result.too_large)} lines larger than the broker accepts"
+            f"[/yellow] ({listed}{more}): sent to {settings.dlq_topic} as dead letters"
+        )
 
 
 @topics_app.command("create")

@@ -8,12 +8,14 @@ import logging
 import math
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 from kafka import KafkaAdminClient, KafkaProducer
-from kafka.admin import NewTopic
-from kafka.errors import TopicAlreadyExistsError
+from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
+from kafka.errors import MessageSizeTooLargeError, TopicAlreadyExistsError
 
+from services.ingest import dead_letter
 from services.settings import Settings
 from services.streaming.state import STATE_TABLE
 
@@ -21,6 +23,7 @@ __all__ = [
     "STATE_TABLE",
     "BrokerUnreachable",
     "PartitionsError",
+    "ReplayResult",
     "changelog_topics",
     "client_config",
     "copartitioned_topics",
@@ -29,6 +32,7 @@ __all__ = [
     "probe_broker",
     "replay",
     "resolve_partitions",
+    "topic_max_bytes",
     "wait_for_broker",
 ]
 
@@ -247,31 +251,89 @@ def _key_of(line: bytes) -> bytes | None:
     return cid.encode("utf-8") if isinstance(cid, str) and cid else None
 
 
+def topic_max_bytes(settings: Settings, topic: str) -> int | None:
+    """The largest record batch ``topic`` accepts (``max.message.bytes``, the broker's default
+    when the topic does not set it); ``None`` when it cannot be read (no such topic yet: the
+    broker's default applies, as in the producer's own default)."""
+    try:
+        admin = KafkaAdminClient(client_id="vigil-replay", **client_config(settings))
+    except Exception:
+        return None
+    try:
+        resource = ConfigResource(ConfigResourceType.TOPIC, topic, configs=["max.message.bytes"])
+        found = admin.describe_configs([resource])
+        value = found["topic"][topic]["max.message.bytes"]["value"]
+        return int(value)
+    except Exception:
+        return None
+    finally:
+        admin.close()
+
+
+@dataclass
+class ReplayResult:
+    """What ``vigil replay`` delivered: ``sent`` lines to the topic; the lines the broker would
+    not take for their size went to the dead-letter topic instead (``too_large``: their sources
+    ``<file>:<line>`` and sizes)."""
+
+    sent: int = 0
+    too_large: list[tuple[str, int]] = field(default_factory=list)
+
+
 def replay(
     settings: Settings,
-    lines: Iterable[bytes],
+    lines: Iterable[tuple[int, bytes]],
     topic: str,
     *,
+    source: str = "-",
     rate: float | None = None,
     on_sent: Callable[[int], None] | None = None,
-) -> int:
-    """Produce every line to ``topic`` keyed by its conversation id; at most ``rate`` per second.
+) -> ReplayResult:
+    """Produce every ``(line number, line)`` to ``topic`` keyed by its conversation id; at most
+    ``rate`` per second.
 
     Lines are sent byte for byte (invalid ones included, so the worker's dead-letter path sees
-    them). Returns the number sent, after every send is acknowledged.
+    them). A line larger than the topic accepts (its ``max.message.bytes``, which the producer
+    is given, so the line is refused before it is sent: a refusal by the broker would stop the
+    idempotent producer) cannot go to the topic: it becomes an ``oversize`` dead letter (its
+    first ``dead_letter_keep_bytes`` bytes, source ``<source>:<line>``) on the dead-letter
+    topic, and the rest goes on. Returns once every send is acknowledged; any other failure
+    raises.
     """
-    producer = KafkaProducer(acks="all", linger_ms=5, **client_config(settings))
-    sent = 0
+    limit = topic_max_bytes(settings, topic)
+    sizing = {"max_request_size": limit} if limit else {}
+    producer = KafkaProducer(acks="all", linger_ms=5, **sizing, **client_config(settings))
+    result = ReplayResult()
     failures: list[BaseException] = []
     start = time.monotonic()
+
+    def to_dead_letters(number: int, line: bytes, exc: BaseException) -> None:
+        where = f"{source}:{number}"
+        detail = (
+            f"{len(line)} bytes: larger than the broker accepts ({type(exc).__name__}); "
+            f"not produced to {topic}"
+        )
+        dl = dead_letter(line, "oversize", detail, where, settings.dead_letter_keep_bytes)
+        value = dl.model_dump_json().encode("utf-8")
+        producer.send(settings.dlq_topic, key=_key_of(line), value=value).add_errback(
+            failures.append
+        )
+        result.too_large.append((where, len(line)))
+
+    attempted = 0
     try:
-        for line in lines:
-            producer.send(topic, key=_key_of(line), value=line).add_errback(failures.append)
-            sent += 1
+        for number, line in lines:
+            try:
+                future = producer.send(topic, key=_key_of(line), value=line)
+            except MessageSizeTooLargeError as exc:  # over the topic's limit
+                to_dead_letters(number, line, exc)
+            else:
+                future.add_errback(failures.append)
+            attempted += 1
             if on_sent is not None:
                 on_sent(len(line))
             if rate:
-                ahead = sent / rate - (time.monotonic() - start)
+                ahead = attempted / rate - (time.monotonic() - start)
                 if ahead > 0:
                     time.sleep(ahead)
         producer.flush()
@@ -279,6 +341,7 @@ def replay(
         producer.close()
     if failures:
         raise RuntimeError(
-            f"{len(failures)} of {sent} messages were not delivered: {failures[0]!r}"
+            f"{len(failures)} of {attempted} messages were not delivered: {failures[0]!r}"
         )
-    return sent
+    result.sent = attempted - len(result.too_large)
+    return result

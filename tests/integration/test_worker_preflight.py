@@ -21,7 +21,7 @@ from kafka.admin import NewTopic
 from tests.support.chat_events import generate_events, write_jsonl
 from tests.support.kafka_io import TopicReader, events_total
 from tests.support.parity import ScanResult, compare, findings_of
-from tests.support.worker_process import VigilStack, run_cli
+from tests.support.worker_process import VigilStack
 
 N_EVENTS = 600
 
@@ -82,8 +82,7 @@ def test_a_changelog_with_another_count_stops_the_worker_with_a_clear_error(
 ) -> None:
     stack = vigil_stack("pfcl", partitions=4, create=False)
     _create(stack.bootstrap, stack.changelog_topic, 2, compacted=True)
-    out = run_cli(["topics", "create", "--partitions", "4"], stack.env())
-    assert f"{stack.changelog_topic}: exists" in out and f"{stack.input_topic}: created" in out
+    stack.create_topics(existing=(stack.changelog_topic,))
     worker = stack.start_worker(wait=False)
     assert worker.proc is not None
     code = worker.proc.wait(timeout=120)

@@ -23,8 +23,17 @@ import urllib.request
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from subprocess import CompletedProcess
 
-__all__ = ["PARTITIONS", "STOP_GRACE_S", "VigilStack", "WorkerProcess", "free_port", "run_cli"]
+__all__ = [
+    "PARTITIONS",
+    "STOP_GRACE_S",
+    "VigilStack",
+    "WorkerProcess",
+    "cli",
+    "free_port",
+    "run_cli",
+]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 STOP_GRACE_S = 30.0
@@ -38,9 +47,9 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def run_cli(args: list[str], env: dict[str, str], timeout_s: float = 300.0) -> str:
-    """Run ``vigil ARGS`` (this interpreter, ``-m services.cli``); fail with its output."""
-    proc = subprocess.run(
+def cli(args: list[str], env: dict[str, str], timeout_s: float = 300.0) -> CompletedProcess[str]:
+    """Run ``vigil ARGS`` (this interpreter, ``-m services.cli``), output captured."""
+    return subprocess.run(
         [sys.executable, "-m", "services.cli", *args],
         env=env,
         cwd=REPO_ROOT,
@@ -48,6 +57,11 @@ def run_cli(args: list[str], env: dict[str, str], timeout_s: float = 300.0) -> s
         text=True,
         timeout=timeout_s,
     )
+
+
+def run_cli(args: list[str], env: dict[str, str], timeout_s: float = 300.0) -> str:
+    """Run ``vigil ARGS``; its stdout, or fail with its output."""
+    proc = cli(args, env, timeout_s)
     if proc.returncode != 0:
         raise AssertionError(
             f"vigil {' '.join(args)} exited {proc.returncode}\n"
@@ -245,8 +259,11 @@ class VigilStack:
         )
         return env
 
-    def create_topics(self) -> str:
+    def create_topics(self, existing: tuple[str, ...] = ()) -> str:
+        """``vigil topics create``: every topic of the stack is new but ``existing`` ones."""
         out = run_cli(["topics", "create", "--partitions", str(self.partitions)], self.env())
+        for name in existing:
+            assert f"{name}: exists" in out, out
         names = (
             self.input_topic,
             self.findings_topic,
@@ -256,7 +273,7 @@ class VigilStack:
             self.changelog_topic,
         )
         for name in names:
-            assert f"{name}: created" in out, out
+            assert f"{name}: created" in out or name in existing, out
         return out
 
     @property
