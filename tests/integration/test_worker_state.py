@@ -117,10 +117,8 @@ def test_expired_state_is_deleted_and_tombstoned(
     worker = stack.start_worker()
     changelog = TopicReader(stack.bootstrap, stack.changelog_topic)
     findings = TopicReader(stack.bootstrap, stack.findings_topic)
-    keys = {
-        f"{partition_of(str(a['conversation_id']), stack.partitions)}|memory|{a['conversation_id']}".encode()
-        for a in asks
-    }
+    conversations = [str(a["conversation_id"]) for a in asks]
+    keys = {f"{partition_of(c, stack.partitions)}|memory|{c}".encode() for c in conversations}
     try:
         stack.replay(write_jsonl(tmp_path / "asks.jsonl", asks))
 
