@@ -44,7 +44,7 @@ class RepeatFilter(logging.Filter):
         self.max_kinds = max_kinds
         #: kind -> [time it last passed, records held back since]
         self._kinds: OrderedDict[Hashable, list[Any]] = OrderedDict()
-        #: Records held back in all (for tests and the worker's shutdown line).
+        #: Records held back in all.
         self.held_back = 0
 
     @staticmethod
@@ -75,6 +75,3 @@ class RepeatFilter(logging.Filter):
                 f"{record.msg} ({held} more like it in the last {self.every:g}s not logged)"
             )
         return True
-
-    def reset(self) -> None:
-        self._kinds.clear()
