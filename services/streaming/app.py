@@ -128,14 +128,49 @@ def owned_partitions(app: Any, topic: str) -> set[int]:
     return {tp.partition for tp in actives if tp.topic == topic}
 
 
+class ReadOffsets:
+    """The last offset each agent took from each partition in the current consumer generation.
+
+    Faust's consumer lets through a message at the offset it delivered last (its drop test is
+    ``offset >= read offset``), so a message fetched again — seen after a worker took over
+    from a killed one, on the last message of a partition — would be processed twice; within
+    one generation an offset never needs to be processed again. A new generation (a rebalance,
+    which seeks to the committed offsets) starts afresh.
+    """
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.generation: int | None = None
+        self.last: dict[tuple[str, int], int] = {}
+        self.dropped = Counter(
+            "vigil_redelivered_records_total",
+            "Records delivered again in one consumer generation at an offset already taken "
+            "(dropped, not processed twice).",
+            registry=registry,
+        )
+
+    def fresh(self, generation: int | None, topic: str, partition: int, offset: int) -> bool:
+        if generation != self.generation:
+            self.generation, self.last = generation, {}
+        tp = (topic, partition)
+        if offset <= self.last.get(tp, -1):
+            self.dropped.inc()
+            return False
+        self.last[tp] = offset
+        return True
+
+
 def records_of(app: Any, events: Any) -> list[Record]:
     """The records of a batch of Faust events, without those of an older generation (taken
-    before a rebalance: their partition may be another worker's now, which replays them)."""
+    before a rebalance: their partition may be another worker's now, which replays them) and
+    without offsets taken before in this generation (:class:`ReadOffsets`)."""
     generation = getattr(app, "consumer_generation_id", None)
+    read: ReadOffsets | None = getattr(app, "vigil_read_offsets", None)
     out = []
     for ev in events:
         msg = ev.message
         if generation is not None and getattr(msg, "generation_id", generation) != generation:
+            continue
+        if read is not None and not read.fresh(generation, msg.topic, msg.partition, msg.offset):
             continue
         value = ev.value if isinstance(ev.value, bytes) else (msg.value or b"")
         key = ev.key if isinstance(ev.key, bytes) else None
@@ -386,6 +421,8 @@ def create_app(settings: Settings, registry: CollectorRegistry | None = None) ->
                 await topic.maybe_declare()
             except Exception as exc:
                 log.warning("could not declare %s: %s", name, type(exc).__name__)
+
+    app.vigil_read_offsets = ReadOffsets(registry)  # type: ignore[attr-defined]
 
     # Handles for tests and for the web views of the features.
     app.vigil_flow = flow  # type: ignore[attr-defined]
