@@ -44,7 +44,7 @@ from services.settings import Settings
 from services.streaming.features import feature_modules
 from services.streaming.runner import Record, StreamRunner
 from services.streaming.state import STATE_TABLE, FaustStates, TableBackend
-from services.streaming.transactions import Transactions, current_transaction
+from services.streaming.transactions import Transactions
 
 __all__ = [
     "WorkerContext",
@@ -194,8 +194,10 @@ async def consume_batches(
 
 
 class FaustSender:
-    """``send(emit)`` for the runner: the emit's channel topic, through Faust's producer (in
-    exactly-once mode in the transaction of the batch being processed, if any)."""
+    """``send(emit)`` for the runner: the emit's channel topic, through the producer Faust hands
+    out (:meth:`faust.App.maybe_start_producer`): with ``exactly_once`` the transaction manager,
+    which puts the record in the transaction of the batch being processed, none outside a batch
+    (:mod:`services.streaming.transactions`); ``app.producer`` would bypass it."""
 
     def __init__(self, app: faust.App, channels: dict[str, str], registry: CollectorRegistry):
         self.app = app
@@ -223,15 +225,8 @@ class FaustSender:
 
     async def __call__(self, emit: Emit) -> asyncio.Future[Any]:
         topic = self.channels[emit.channel]
-        fut = await self.app.producer.send(
-            topic,
-            emit.key,
-            encode(emit.value),
-            emit.partition,
-            None,
-            None,
-            transactional_id=current_transaction(),
-        )
+        producer = await self.app.maybe_start_producer()
+        fut = await producer.send(topic, emit.key, encode(emit.value), emit.partition, None, None)
         self._count(emit.channel).inc()
         future: asyncio.Future[Any] = asyncio.ensure_future(fut)
         future.add_done_callback(partial(self._done, emit.channel))

@@ -1,5 +1,5 @@
 """The worker process: Faust's worker with :class:`~services.logs.RepeatFilter` on the root
-logger's handlers (a broker that is down must not flood the log)."""
+logger's handlers (a broker that is down must not flood the log) and no terminal spinner."""
 
 from __future__ import annotations
 
@@ -18,6 +18,10 @@ class VigilWorker(faust.Worker):
 
     def __init__(self, *args: Any, repeat_seconds: float = 10.0, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        # Faust's terminal spinner sets the root logger to DEBUG so that it can spin on every
+        # log record: every debug call of aiokafka and Faust then builds a record (a tenth of
+        # the worker's CPU). A service has no terminal to spin on.
+        self.spinner = None
         self.repeat_filter = RepeatFilter(repeat_seconds) if repeat_seconds > 0 else None
 
     def on_setup_root_logger(self, logger: logging.Logger, level: int) -> None:

@@ -20,17 +20,19 @@ locally, and a recovering worker would get them back).
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import struct
 from collections.abc import Iterator, Mapping
 from functools import partial
 from typing import Any
 
-from faust.types import TP
-
 from services.dataflow.state import KeyedStore, StateSpec
 from services.streaming.transactions import current_transaction
 
 __all__ = ["STATE_TABLE", "FaustStates", "TableBackend", "TableStore"]
+
+log = logging.getLogger("vigil.worker")
 
 STATE_TABLE = "state"
 _STAMP = struct.Struct(">d")
@@ -38,14 +40,38 @@ _DELETED: Any = object()
 
 
 class TableBackend:
-    """Direct access to a Faust table's store by partition (RocksDB or memory)."""
+    """Direct access to a Faust table's store by partition (RocksDB or memory), and the sending
+    of its changelog records.
+
+    A write lands in the local store at once and its changelog record goes to an outbox that
+    :meth:`drain` hands to the producer in write order (one task at a time, so a key's records
+    reach the broker in the order they were written). The runner drains after every batch,
+    before the batch's offsets can be acknowledged; writes from anywhere else (timers, web
+    handlers) are drained by a task scheduled on the first write. Faust's own ``send_soon``
+    is not used: it queues every record behind a single sending task and blocks all streams
+    once a hundred records wait, which a batch of state writes always exceeds.
+
+    The producer is Faust's (:meth:`faust.App.maybe_start_producer`): with
+    ``exactly_once`` it is the transaction manager, and a record written in a batch scope joins
+    that scope's transaction (the one of the batch's source partition), drained by the scope
+    itself; a record written outside one goes out without a transaction
+    (:mod:`services.streaming.transactions`). Acknowledged offsets become the store's persisted
+    offsets (where recovery starts reading the changelog), as Faust's own tables do; under
+    ``exactly_once`` at the next commit.
+    """
 
     def __init__(self, table: Any) -> None:
         self.table = table
         #: key -> the future of its last changelog record not yet acknowledged
-        self.last_write: dict[bytes, Any] = {}
-        #: (partition, key, value) written in a batch scope of the exactly-once mode, not sent
-        self._outbox: list[tuple[int, bytes, bytes | None]] = []
+        self.last_write: dict[bytes, asyncio.Future[Any]] = {}
+        #: records not yet handed to the producer, by the transaction they belong to (``None``:
+        #: none, the only one at least once; exactly once, a batch scope's transactional id)
+        self._outboxes: dict[str | None, list[tuple[int, bytes, bytes | None, Any]]] = {}
+        self._lock: asyncio.Lock | None = None
+        self._drainer: asyncio.Task[None] | None = None
+        self._acked: dict[Any, int] = {}
+        self._persist_scheduled = False
+        self.failed = 0
 
     @property
     def store(self) -> Any:
@@ -63,7 +89,7 @@ class TableBackend:
         return None if value is None else bytes(value)
 
     def put(self, partition: int, key: bytes, value: bytes | None) -> None:
-        """Write (``None``: delete) locally and send the changelog record to ``partition``."""
+        """Write (``None``: delete) locally and queue the changelog record for ``partition``."""
         store = self.store
         if self._rocks():
             db = store._db_for_partition(partition)
@@ -77,38 +103,79 @@ class TableBackend:
         else:
             store.data[key] = value
             store._key_partition[key] = partition
-        if current_transaction() is not None:  # exactly-once: drain() sends it in the batch's
-            self._outbox.append((partition, key, value))
-            return
-        fut = self.table.send_changelog(partition, key, value, "raw", "raw")
-        self.last_write[key] = fut
-        fut.add_done_callback(partial(self._written, key))
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[Any] = loop.create_future()
+        self.last_write[key] = done
+        done.add_done_callback(partial(self._written, key))
+        transaction = current_transaction()
+        self._outboxes.setdefault(transaction, []).append((partition, key, value, done))
+        if transaction is None and self._drainer is None:
+            # Outside a batch scope: drained soon, by a task that inherits no scope. In a
+            # scope, the scope drains its outbox before it ends (and acknowledges its input).
+            self._drainer = loop.create_task(self._drain_soon())
+
+    async def _drain_soon(self) -> None:
+        try:
+            await self.drain()
+        finally:
+            self._drainer = None
 
     async def drain(self) -> None:
-        """Send the changelog records held back in a batch scope (exactly-once mode) in the
-        scope's transaction (:mod:`services.streaming.transactions`)."""
-        outbox, self._outbox = self._outbox, []
-        if not outbox:
+        """Hand the queued changelog records of the current transaction (of the batch scope
+        this task is in, or of none) to the producer, in write order."""
+        transaction = current_transaction()
+        if not self._outboxes.get(transaction):
             return
-        tid = current_transaction()
-        app = self.table.app
-        topic = self.table.changelog_topic.get_topic_name()
-        for partition, key, value in outbox:
-            fut = await app.producer.send(
-                topic, key, value, partition, None, None, transactional_id=tid
-            )
-            self.last_write[key] = fut
-            fut.add_done_callback(partial(self._written, key))
-            fut.add_done_callback(self._persist_on_commit)
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            app = self.table.app
+            producer = await app.maybe_start_producer()
+            topic = self.table.changelog_topic.get_topic_name()
+            while batch := self._outboxes.pop(transaction, None):
+                for partition, key, value, done in batch:
+                    try:
+                        fut = await producer.send(topic, key, value, partition, None, None)
+                    except Exception as exc:
+                        self._failed(done, exc)
+                        continue
+                    fut.add_done_callback(partial(self._sent, done))
 
-    def _persist_on_commit(self, fut: Any) -> None:
-        """RocksDB keeps the changelog offset it holds data up to; in a transaction it may
-        only move when the transaction commits (as Faust's own changelog sends do)."""
-        if fut.cancelled() or fut.exception() is not None:
+    def _sent(self, done: asyncio.Future[Any], fut: asyncio.Future[Any]) -> None:
+        if fut.cancelled():
+            self._failed(done, asyncio.CancelledError())
+            return
+        exc = fut.exception()
+        if exc is not None:
+            self._failed(done, exc)
             return
         meta = fut.result()
-        tp = TP(meta.topic, meta.partition)
-        self.table.app.tables.persist_offset_on_commit(self.table.data, tp, meta.offset)
+        tp = meta.topic_partition
+        if meta.offset > self._acked.get(tp, -1):
+            self._acked[tp] = meta.offset
+        if not self._persist_scheduled:
+            self._persist_scheduled = True
+            asyncio.get_running_loop().call_soon(self._persist)
+        if not done.done():
+            done.set_result(meta)
+
+    def _failed(self, done: asyncio.Future[Any], exc: BaseException) -> None:
+        self.failed += 1
+        log.error("a changelog record was not delivered: %s", type(exc).__name__)
+        if not done.done():
+            done.set_exception(exc)
+            done.exception()  # retrieved: waiting on it is optional
+
+    def _persist(self) -> None:
+        """Acknowledged offsets become persisted offsets (once per loop turn, not per record)."""
+        self._persist_scheduled = False
+        acked, self._acked = self._acked, {}
+        app = self.table.app
+        for tp, offset in acked.items():
+            if app.in_transaction:
+                app.tables.persist_offset_on_commit(self.store, tp, offset)
+            else:
+                self.store.set_persisted_offset(tp, offset)
 
     def _written(self, key: bytes, fut: Any) -> None:
         if self.last_write.get(key) is fut:
@@ -243,3 +310,6 @@ class FaustStates:
         for store in self._stores.values():
             store.discard()
         self._stores.clear()
+
+    async def drain(self) -> None:
+        await self.backend.drain()

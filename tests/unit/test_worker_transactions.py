@@ -3,13 +3,16 @@
 The broker side (an aborted transaction's records stay invisible to ``read_committed`` readers)
 is shown by ``tests/integration/test_worker_restart.py``; here the worker's part of the bargain:
 a batch's emits and state writes carry the transactional id of their source partition, writes
-outside a batch carry none, and a commit waits for the batch scope in progress.
+outside a batch carry none (whatever partition they go to), and a commit waits for the batch
+scope in progress.
 """
 
 from __future__ import annotations
 
 import asyncio
+from functools import partial
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from prometheus_client import CollectorRegistry
@@ -17,6 +20,7 @@ from prometheus_client import CollectorRegistry
 from services.settings import Settings
 from services.streaming.runner import Record
 from services.streaming.transactions import (
+    CURRENT,
     ScopedConsumer,
     ScopedTransactionManager,
     Transactions,
@@ -136,31 +140,104 @@ async def test_a_commit_waits_for_the_batch_scope_in_progress(tmp_path: Path) ->
     assert order == ["batch sent", "batch done", "committed"]
 
 
-async def test_state_writes_in_a_batch_wait_for_drain_outside_go_at_once(tmp_path: Path) -> None:
+class FakeProducer:
+    """Records each send with the batch scope it was made in (what
+    :class:`ScopedTransactionManager` routes by) and acknowledges it."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, bytes | None, bytes | None, int | None, str | None]] = []
+
+    async def send(
+        self,
+        topic: str,
+        key: bytes | None,
+        value: bytes | None,
+        partition: int | None,
+        timestamp: float | None,
+        headers: Any,
+        *,
+        transactional_id: str | None = None,
+    ) -> Any:
+        tid = transactional_id or current_transaction()
+        self.sent.append((topic, key, value, partition, tid))
+        fut = asyncio.get_running_loop().create_future()
+        meta = SimpleNamespace(topic_partition=(topic, partition), offset=len(self.sent))
+        fut.set_result(meta)
+        return fut
+
+
+async def test_sends_join_the_transaction_of_their_batch_not_of_their_destination() -> None:
+    # Summaries go to partition 0 of the sampler's topic, decisions to the conversation's
+    # partition: Faust's manager would pick the destination's transaction, which a worker that
+    # does not own that partition has no producer for ("No transaction producer found").
+    producer = FakeProducer()
+    manager = object.__new__(ScopedTransactionManager)
+    manager.producer = producer  # type: ignore[misc]
+    token = CURRENT.set("vigil-0-2")
+    try:
+        await manager.send("vigil-evalset-samples", b"k", b"s", 0, None, None)
+    finally:
+        CURRENT.reset(token)
+    await manager.send("vigil-evalset-samples", b"k", b"t", 0, None, None)  # a timer's tick
+    assert producer.sent == [
+        ("vigil-evalset-samples", b"k", b"s", 0, "vigil-0-2"),
+        ("vigil-evalset-samples", b"k", b"t", 0, None),
+    ]
+
+
+async def test_state_writes_go_out_in_the_transaction_that_wrote_them() -> None:
     from services.streaming.state import TableBackend
-    from services.streaming.transactions import CURRENT
 
-    class Table:
+    producer = FakeProducer()
+
+    class Store:
         def __init__(self) -> None:
-            self.sent: list[tuple[int, bytes, bytes | None]] = []
-            self.data = type("Store", (), {"data": {}, "_key_partition": {}})()
+            self.data: dict[bytes, bytes] = {}
+            self._key_partition: dict[bytes, int] = {}
+            self.persisted: dict[Any, int] = {}
 
-        def send_changelog(self, partition: int, key: bytes, value: Any, *_: Any) -> Any:
-            self.sent.append((partition, key, value))
-            fut = asyncio.get_running_loop().create_future()
-            fut.set_result(None)
-            return fut
+        def set_persisted_offset(self, tp: Any, offset: int) -> None:
+            self.persisted[tp] = offset
 
-    table = Table()
+    class App:
+        in_transaction = False
+
+        async def maybe_start_producer(self) -> FakeProducer:
+            return producer
+
+    table = SimpleNamespace(
+        app=App(),
+        data=Store(),
+        changelog_topic=SimpleNamespace(get_topic_name=lambda: "vigil-state-changelog"),
+    )
     backend = TableBackend(table)
+    settle = partial(asyncio.sleep, 0.01)
     backend.put(1, b"1|memory|a", b"x")  # a timer, the review API: no transaction
-    assert table.sent == [(1, b"1|memory|a", b"x")]
+    await settle()
+    assert [(k, tid) for _, k, _, _, tid in producer.sent] == [(b"1|memory|a", None)]
     token = CURRENT.set("vigil-0-1")
     try:
         backend.put(1, b"1|memory|b", b"y")
         backend.put(1, b"1|memory|a", None)
     finally:
         CURRENT.reset(token)
-    assert table.sent == [(1, b"1|memory|a", b"x")]  # held for the batch's transaction
-    assert backend._outbox == [(1, b"1|memory|b", b"y"), (1, b"1|memory|a", None)]
     assert table.data.data == {b"1|memory|b": b"y"}  # the local store is written at once
+    backend.put(2, b"2|memory|c", b"z")  # a timer while the batch is in progress
+    await settle()
+    assert [(k, tid) for _, k, _, _, tid in producer.sent[1:]] == [(b"2|memory|c", None)]
+    assert backend.pending(1, "memory", "b") is not None  # held for the batch's transaction
+    token = CURRENT.set("vigil-0-1")
+    try:
+        await backend.drain()  # the end of the batch's scope
+    finally:
+        CURRENT.reset(token)
+    assert [(k, v, tid) for _, k, v, _, tid in producer.sent[2:]] == [
+        (b"1|memory|b", b"y", "vigil-0-1"),
+        (b"1|memory|a", None, "vigil-0-1"),
+    ]
+    await settle()
+    assert backend.pending(1, "memory", "b") is None
+    assert table.data.persisted == {
+        ("vigil-state-changelog", 1): 4,
+        ("vigil-state-changelog", 2): 2,
+    }
