@@ -202,6 +202,13 @@ class StreamRunner:
         self.errors = _RateLimited()
         self._partitions: dict[int, PartitionState] = {}
         self._sampler: SamplerCore | None = None
+        #: Held by the handlers of the partitions' state (screening, checks, decisions, labels)
+        #: from their first read of it to their last record handed to ``send``. The agents run
+        #: concurrently and a send may let another run: without it, a screening batch that
+        #: computed a case before the decisions agent evicted it would publish that case after
+        #: the eviction's tombstone, and the evicted case would stay live. Emits go out in the
+        #: order their state changes were made.
+        self.lock = asyncio.Lock()
         #: Monotonic time of the last re-send of every selection (``-inf``: at the next tick).
         self.last_resync = -math.inf
         #: Called with the periods each sampler tick closed and retired.
@@ -326,6 +333,10 @@ class StreamRunner:
 
     async def screen(self, records: Sequence[Record]) -> list[Step]:
         """A batch of ``chat.events`` records: every stage (the check inline unless deferred)."""
+        async with self.lock:
+            return await self._screen(records)
+
+    async def _screen(self, records: Sequence[Record]) -> list[Step]:
         now = self.clock()
         touched = self._stamp(now, {r.partition for r in records})
         steps: list[Step] = []
@@ -354,6 +365,15 @@ class StreamRunner:
             except ValueError:
                 requests.append((record, None))
         labels = await self._judge([r for _, r in requests if r is not None])
+        async with self.lock:
+            return await self._checked(records, requests, labels)
+
+    async def _checked(
+        self,
+        records: Sequence[Record],
+        requests: list[tuple[Record, CheckRequest | None]],
+        labels: dict[str, dict[str, JudgeLabel]],
+    ) -> list[Step]:
         now = self.clock()
         touched = self._stamp(now, {r.partition for r in records})
         steps: list[Step] = []
@@ -470,6 +490,10 @@ class StreamRunner:
         records go out together at the end of the batch, except where a decision has a
         follow-up (a retirement drops state only once its records are acknowledged): then
         what came before goes out with it."""
+        async with self.lock:
+            await self._decisions(records)
+
+    async def _decisions(self, records: Sequence[Record]) -> None:
         core = self.flow.evalsets
         if core is None:
             return
@@ -510,6 +534,10 @@ class StreamRunner:
 
     async def labels(self, records: Sequence[Record]) -> None:
         """A batch of reviewers' labels: joined to the cases of their conversations."""
+        async with self.lock:
+            await self._labels(records)
+
+    async def _labels(self, records: Sequence[Record]) -> None:
         core = self.flow.evalsets
         if core is None:
             return

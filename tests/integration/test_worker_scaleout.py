@@ -178,6 +178,7 @@ def test_three_workers_share_the_stream_and_a_killed_one_loses_nothing(
             cases.read_until(converges_to(want_active, position), TIMEOUT_S, "scan's live cases")
             archive.read_until(converges_to(want_archive, position), 60, "day 1 archived")
         except AssertionError:
+            archive.drain()
             problems = [
                 diff(worker_view(live(cases.records), position), want_active, "live cases"),
                 diff(worker_view(live(archive.records), position), want_archive, "archive"),

@@ -17,7 +17,7 @@ from schemas import DeadLetter, Finding, GroundingReport
 from services.checking import CheckRequest
 from services.dataflow.flow import CHECKS, DLQ, FINDINGS, VERDICTS, Dataflow
 from services.dataflow.records import Emit, encode
-from services.evalsets.core import DECISIONS, SAMPLES
+from services.evalsets.core import CASES, DECISIONS, SAMPLES
 from services.evalsets.streaming import Decision, SampleIn
 from services.settings import Settings
 from services.streaming.runner import MemoryStates, Record, StreamRunner, pack, unpack
@@ -204,3 +204,42 @@ def test_internal_messages_travel_packed_per_partition_and_unpack_alike() -> Non
     assert by_partition == {0: ["c0", "c2", "c4"], 1: ["c1", "c3"]}
     single = Record(encode(decisions[1]) or b"", None, "d", 1, 0)
     assert unpack(single, Decision) == [decisions[1]]
+
+
+class YieldingSink(ListSink):
+    """A sink that lets other tasks run before each record is taken, as a producer does."""
+
+    async def __call__(self, emit: Emit) -> asyncio.Future[Any]:
+        await asyncio.sleep(0)
+        return await super().__call__(emit)
+
+
+async def test_a_case_screened_while_its_eviction_is_applied_ends_evicted(tmp_path: Path) -> None:
+    # Screening and the decisions agent share a partition's cases: a screening batch that
+    # computed a case before an eviction must not publish it after the eviction's tombstone,
+    # or the evicted case stays live on the compacted topic.
+    _, decisions, runner = await _sampled(tmp_path, None)
+    sink = YieldingSink()
+    runner.send = sink
+    records = [Record(v, None, "decisions", 0, i) for i, v in enumerate(decisions)]
+    await runner.decisions(records)
+    selected = [
+        d
+        for r in records
+        for d in unpack(r, Decision)
+        if d.kind == "update" and d.selection is not None
+    ]
+    assert selected and sink.values(CASES)
+    chosen = selected[0]
+    cid = chosen.conversation_id
+    assert cid is not None
+    key = f"{chosen.period}:{cid}".encode()
+    evict = Decision(kind="update", period=chosen.period, partition=0, conversation_id=cid)
+    sink.emits.clear()
+    more = [_event(t, "user", f"more about paracetamol {t}", cid) for t in (10, 12)]
+    await asyncio.gather(
+        runner.screen([Record(e, b"k", "chat.events", 0, 100 + i) for i, e in enumerate(more)]),
+        runner.decisions([Record(evict.model_dump_json().encode(), None, "decisions", 0, 99)]),
+    )
+    of_case = [e for e in sink.emits if e.channel == CASES and e.key == key]
+    assert of_case and of_case[-1].value is None, [e.value is None for e in of_case]
