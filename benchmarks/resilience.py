@@ -10,10 +10,17 @@ dir, so stopping it disturbs nobody else's tests):
     the lines by logger, and whether the worker carried on afterwards (events sent after the
     restart are processed).
 ``kill``
-    ``--events`` events are replayed; once a third of the findings are out the worker is killed
-    with SIGKILL, a new one takes over with the same app id. Reported: findings published more
-    than once (read ``read_committed``, as a downstream consumer in exactly-once mode would) and
-    findings missing, per ``--guarantee``.
+    ``--events`` events are replayed; once a third of the findings are out a worker is killed
+    with SIGKILL. With ``--workers 1`` a new one takes over with the same app id; with
+    ``--workers 2`` the one that does *not* own partition 0 is killed and the survivor takes its
+    partitions over, so the killed worker's sends to partitions it did not own (eval-set
+    summaries to the sampler on partition 0) and the sampler's decisions to the killed worker's
+    partitions are in play. Reported, read ``read_committed`` as a downstream consumer in
+    exactly-once mode would, per ``--guarantee``: findings published more than once and missing;
+    eval-set summaries on the sampler's topic more than once (by event and check state); the
+    sampler's ``update`` decisions more than once (by period, conversation and selection: an
+    update can also repeat legitimately when a selection changes and changes back, so read this
+    next to the other mode's figure).
 ``recovery``
     ``--keys`` conversations each leave one key of conversation memory in the state table; the
     worker is stopped and a new one started, once on the same data dir (RocksDB on disk: reads
@@ -25,6 +32,7 @@ Usage::
     python benchmarks/resilience.py broker-down --outage 30
     python benchmarks/resilience.py kill --guarantee at_least_once --events 4000
     python benchmarks/resilience.py kill --guarantee exactly_once --events 4000
+    python benchmarks/resilience.py kill --guarantee exactly_once --events 4000 --workers 2
     python benchmarks/resilience.py recovery --keys 20000 --keys 100000
 
 Results go to ``benchmarks/results/resilience_<name>.json``; the figures are in
@@ -177,6 +185,37 @@ def broker_down(args: argparse.Namespace) -> dict[str, Any]:
 # --------------------------------------------------------------------------- kill
 
 
+def _messages(records: list[Any]) -> list[dict[str, Any]]:
+    """The messages of records of the eval-set channels (a JSON array per record, or one)."""
+    out: list[dict[str, Any]] = []
+    for r in records:
+        if r.value is None:
+            continue
+        value = json.loads(r.value)
+        out += value if isinstance(value, list) else [value]
+    return out
+
+
+def _repeats(keys: list[str]) -> int:
+    return len(keys) - len(set(keys))
+
+
+def _summary_keys(records: list[Any]) -> list[str]:
+    return [
+        f"{m.get('event_id')}|{m.get('check')}"
+        for m in _messages(records)
+        if m.get("kind") == "summary"
+    ]
+
+
+def _update_keys(records: list[Any]) -> list[str]:
+    return [
+        json.dumps([m["period"], m["partition"], m.get("conversation_id"), m.get("selection")])
+        for m in _messages(records)
+        if m.get("kind") == "update"
+    ]
+
+
 def kill(args: argparse.Namespace) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="vigil-resil-"))
     events = generate_events(args.events, prefix="kl", seed=5, examples=None)
@@ -190,8 +229,13 @@ def kill(args: argparse.Namespace) -> dict[str, Any]:
         )
         stack.create_topics()
         reader = TopicReader(bootstrap, stack.findings_topic, committed_only=True)
+        samples = TopicReader(bootstrap, f"{stack.app_id}-evalset-samples", committed_only=True)
+        decisions = TopicReader(bootstrap, f"{stack.app_id}-evalset-decisions", committed_only=True)
         try:
-            stack.start_worker()
+            for _ in range(args.workers):
+                stack.start_worker()
+            if args.workers > 1:
+                _wait(stack.settled, "the workers to share the partitions", 120, stack)
             t0 = time.monotonic()
             stack.replay(path)
             reader.read_until(
@@ -200,10 +244,13 @@ def kill(args: argparse.Namespace) -> dict[str, Any]:
                 "a third of the findings",
                 stack.diagnostics,
             )
-            stack.workers[0].kill()
+            owners = stack.assignment()
+            (victim,) = [i for i, owned in owners.items() if args.workers == 1 or 0 not in owned]
+            stack.workers[victim].kill()
             killed_at = time.time()
             killed = time.monotonic() - t0
-            stack.start_worker()
+            if args.workers == 1:
+                stack.start_worker()
             restarted = time.monotonic()
             reader.read_until(
                 lambda r: {f.finding_id for f in findings_of(r)} >= want,
@@ -212,7 +259,10 @@ def kill(args: argparse.Namespace) -> dict[str, Any]:
                 stack.diagnostics,
             )
             done = time.monotonic() - restarted
+            _wait(stack.caught_up(len(events)), "the group to commit every event", 600, stack)
             reader.drain(quiet_s=5.0)
+            samples.drain(quiet_s=5.0)
+            decisions.drain(quiet_s=5.0)
             got = Counter(f.finding_id for f in findings_of(reader.records))
             copies = [
                 {
@@ -225,8 +275,10 @@ def kill(args: argparse.Namespace) -> dict[str, Any]:
                 for f in findings_of([r])
                 if got[f.finding_id] > 1
             ]
+            summaries, updates = _summary_keys(samples.records), _update_keys(decisions.records)
         finally:
-            reader.close()
+            for r in (reader, samples, decisions):
+                r.close()
             stack.close()
     if copies and args.guarantee == "exactly_once":
         print(f"worker logs kept in {work}")
@@ -235,11 +287,18 @@ def kill(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "guarantee": args.guarantee,
         "events": args.events,
+        "workers": args.workers,
+        "partitions_at_kill": {str(i): sorted(p) for i, p in owners.items()},
+        "killed_worker": victim,
         "findings_expected": len(want),
         "findings_read": sum(got.values()),
         "duplicates": sum(got.values()) - len(got),
         "lost": len(want - set(got)),
         "unexpected": len(set(got) - want),
+        "evalset_summaries_read": len(summaries),
+        "evalset_summaries_repeated": _repeats(summaries),
+        "evalset_updates_read": len(updates),
+        "evalset_updates_repeated": _repeats(updates),
         "killed_after_seconds": round(killed, 1),
         "all_findings_seconds_after_restart": round(done, 1),
         "copies": copies[:20],
@@ -308,6 +367,7 @@ def main() -> None:
     p = sub.add_parser("kill")
     p.add_argument("--guarantee", choices=["at_least_once", "exactly_once"], required=True)
     p.add_argument("--events", type=int, default=4000)
+    p.add_argument("--workers", type=int, choices=[1, 2], default=1)
     p.add_argument("--name", default=None)
     p = sub.add_parser("recovery")
     p.add_argument("--keys", type=int, action="append", required=True)
@@ -315,7 +375,7 @@ def main() -> None:
     args = parser.parse_args()
     run = {"broker-down": broker_down, "kill": kill, "recovery": recovery}[args.what]
     result = run(args)
-    name = args.name or f"kill_{args.guarantee}"
+    name = args.name or f"kill_{args.guarantee}{'_2w' if args.workers > 1 else ''}"
     out = C.save_result(f"resilience_{name}", result)
     print(json.dumps(result, indent=2))
     print(f"wrote {C.rel(out)}")
