@@ -18,7 +18,7 @@ from services.checking import CheckRequest
 from services.dataflow.flow import CHECKS, DLQ, FINDINGS, VERDICTS, Dataflow
 from services.dataflow.records import Emit, encode
 from services.evalsets.core import CASES, DECISIONS, SAMPLES
-from services.evalsets.streaming import Decision, SampleIn
+from services.evalsets.streaming import Decision, SampleIn, sel_key
 from services.settings import Settings
 from services.streaming.runner import MemoryStates, Record, StreamRunner, pack, unpack
 
@@ -243,3 +243,26 @@ async def test_a_case_screened_while_its_eviction_is_applied_ends_evicted(tmp_pa
     )
     of_case = [e for e in sink.emits if e.channel == CASES and e.key == key]
     assert of_case and of_case[-1].value is None, [e.value is None for e in of_case]
+
+
+async def test_the_close_tombstones_a_case_whose_selection_the_state_lost(tmp_path: Path) -> None:
+    # A worker killed after its state dropped a selection but before the case's tombstone
+    # reached the topic leaves a live case that no state remembers: the final sync of the
+    # period tombstones the case of every conversation it does not keep.
+    _, decisions, runner = await _sampled(tmp_path, None)
+    records = [Record(v, None, "decisions", 0, i) for i, v in enumerate(decisions)]
+    await runner.decisions(records)
+    chosen = next(
+        d for r in records for d in unpack(r, Decision) if d.kind == "update" and d.selection
+    )
+    assert chosen.conversation_id is not None
+    cases = runner.partition_state(0).cases
+    assert cases is not None
+    cases.pop(sel_key(0, chosen.period, chosen.conversation_id))  # the lost selection
+    cases.flush()
+    sink = ListSink()
+    runner.send = sink
+    close = Decision(kind="sync", period=chosen.period, partition=0, keep=[], final=True)
+    await runner.decisions([Record(close.model_dump_json().encode(), None, "decisions", 0, 99)])
+    key = f"{chosen.period}:{chosen.conversation_id}".encode()
+    assert [e.value for e in sink.emits if e.channel == CASES and e.key == key] == [None]
