@@ -21,6 +21,7 @@ from services.evalsets.core import CASES, DECISIONS, SAMPLES
 from services.evalsets.streaming import Decision, SampleIn, sel_key
 from services.settings import Settings
 from services.streaming.runner import MemoryStates, Record, StreamRunner, pack, unpack
+from services.streaming.state import TableBackend
 
 PACK = Path(__file__).parent.parent / "data" / "mini-pack.yaml"
 
@@ -266,3 +267,23 @@ async def test_the_close_tombstones_a_case_whose_selection_the_state_lost(tmp_pa
     await runner.decisions([Record(close.model_dump_json().encode(), None, "decisions", 0, 99)])
     key = f"{chosen.period}:{chosen.conversation_id}".encode()
     assert [e.value for e in sink.emits if e.channel == CASES and e.key == key] == [None]
+
+
+async def test_an_undelivered_changelog_record_is_logged_by_kind_and_cause_never_key(
+    caplog: Any,
+) -> None:
+    class TooLarge(Exception):
+        pass
+
+    backend = TableBackend(table=None)
+    done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+    try:
+        raise RuntimeError("send failed") from TooLarge()
+    except RuntimeError as exc:
+        backend._failed(done, exc, b"3|review-items|conv-secret-id")
+    assert backend.failed == 1 and isinstance(done.exception(), RuntimeError)
+    (message,) = [r.getMessage() for r in caplog.records if "not delivered" in r.getMessage()]
+    assert (
+        message == "a changelog record of review-items was not delivered: RuntimeError (TooLarge)"
+    )
+    assert "conv-secret-id" not in caplog.text
