@@ -271,15 +271,30 @@ def worker(
     loglevel: Annotated[str, typer.Option(help="Log level.")] = "info",
 ) -> None:
     """Run the Faust worker (settings from VIGIL_* environment variables)."""
-    import faust
-
-    from services.streaming.admin import PartitionsError, resolve_partitions
+    from services.streaming.admin import (
+        BrokerUnreachable,
+        PartitionsError,
+        resolve_partitions,
+        wait_for_broker,
+    )
     from services.streaming.app import create_app
+    from services.streaming.logs import VigilWorker
 
     settings = _settings(web_port=web_port)
     _refuse_dev_keys(settings)
     # Everything the worker writes (RocksDB state holds masked chat context) is private.
     os.umask(0o077)
+
+    def retrying(reason: str, seconds: float) -> None:
+        err.print(
+            f"[yellow]waiting for the broker:[/yellow] {settings.kafka_bootstrap} does not "
+            f"answer ({reason}); next try in {seconds:g}s"
+        )
+
+    try:
+        wait_for_broker(settings, retrying)
+    except BrokerUnreachable as exc:
+        raise _fail(str(exc), 1) from None
     try:
         partitions, found = resolve_partitions(settings)
     except PartitionsError as exc:
@@ -288,12 +303,10 @@ def worker(
         err.print(f"[yellow]note:[/yellow] {found}")
         settings = settings.model_copy(update={"topic_partitions": partitions})
     faust_app = create_app(settings)
-    runner = faust.Worker(faust_app, loglevel=loglevel.upper())
-    # Faust's terminal spinner sets the root logger to DEBUG so that it can spin on every log
-    # record: every debug call of aiokafka and Faust then builds a record (a tenth of the
-    # worker's CPU). A service has no terminal to spin on.
-    runner.spinner = None
-    runner.execute_from_commandline()
+    worker = VigilWorker(
+        faust_app, loglevel=loglevel.upper(), repeat_seconds=settings.log_repeat_seconds
+    )
+    worker.execute_from_commandline()
 
 
 def _refuse_dev_keys(settings: Settings) -> None:
@@ -344,23 +357,39 @@ def replay(
     if file != "-" and not Path(file).is_file():
         raise _fail(f"{file}: no such file")
     stream = sys.stdin.buffer if file == "-" else open(file, "rb")  # noqa: SIM115
-    lines = (raw for _, raw in iter_lines(stream) if raw.strip())
+    lines = ((n, raw) for n, raw in iter_lines(stream) if raw.strip())
     target = topic or settings.input_topic
+    name = "-" if file == "-" else Path(file).name
     try:
         if progress and sys.stderr.isatty():
             with Progress(console=Console(stderr=True), transient=True) as prog:
                 task = prog.add_task(f"replay → {target}", total=None)
-                sent = do_replay(
-                    settings, lines, target, rate=rate, on_sent=lambda _n: prog.advance(task)
+                result = do_replay(
+                    settings,
+                    lines,
+                    target,
+                    source=name,
+                    rate=rate,
+                    on_sent=lambda _n: prog.advance(task),
                 )
         else:
-            sent = do_replay(settings, lines, target, rate=rate)
+            result = do_replay(settings, lines, target, source=name, rate=rate)
     except Exception as exc:
         raise _fail(f"replay failed: {exc}", 1) from None
     finally:
         if stream is not sys.stdin.buffer:
             stream.close()
-    out.print(f"sent {sent} messages to {target}")
+    out.print(f"sent {result.sent} messages to {target}")
+    if result.too_large:
+        listed = ", ".join(
+            f"line {where.rsplit(':', 1)[1]} ({size:,} bytes)"
+            for where, size in result.too_large[:10]
+        )
+        more = f" and {len(result.too_large) - 10} more" if len(result.too_large) > 10 else ""
+        err.print(
+            f"[yellow]skipped {len(result.too_large)} lines larger than the broker accepts"
+            f"[/yellow] ({listed}{more}): sent to {settings.dlq_topic} as dead letters"
+        )
 
 
 @topics_app.command("create")

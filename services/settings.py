@@ -66,7 +66,7 @@ class Settings(BaseSettings):
     #: ``data_dir`` (the ``rocksdict`` package), or ``memory://`` (tests; state then lives only
     #: in the changelog and is replayed at every start).
     store: Literal["rocksdb://", "memory://"] = "rocksdb://"
-    #: At-least-once (default) or Kafka transactions (``exactly_once``).
+    #: At-least-once (default) or Kafka transactions (``exactly_once``; ``docs/streaming.md``).
     processing_guarantee: Literal["at_least_once", "exactly_once"] = "at_least_once"
     #: Workers keeping a warm copy of each partition's state (faster failover, more work).
     standby_replicas: int = Field(default=1, ge=0, le=8)
@@ -78,6 +78,14 @@ class Settings(BaseSettings):
     #: Faust's own Prometheus sensors (``faust_*``: offsets per topic partition, timings), which
     #: run on every message; ``vigil_consumer_lag_records`` is computed at scrape time either way.
     faust_metrics: bool = True
+    #: A warning or error the worker logs again and again (a broker that is down: aiokafka
+    #: retries every 100 ms) is written once per this many seconds, with a count of the rest;
+    #: 0 writes every line.
+    log_repeat_seconds: float = Field(default=10.0, ge=0)
+    #: How long ``vigil worker`` waits at start for an unreachable broker (retrying with
+    #: backoff up to ``broker_retry_max_seconds`` apart) before it gives up; ``None``: forever.
+    broker_wait_seconds: float | None = Field(default=None, ge=0)
+    broker_retry_max_seconds: float = Field(default=30.0, gt=0)
     #: RocksDB per partition: memtable size and block cache (bounds the worker's memory).
     rocksdb_write_buffer_bytes: int = Field(default=8 * 1024 * 1024, ge=1024 * 1024)
     rocksdb_block_cache_bytes: int = Field(default=16 * 1024 * 1024, ge=1024 * 1024)

@@ -219,7 +219,11 @@ def _clear_state(state_dir: Path) -> None:
 
 
 def _port_free(port: int) -> bool:
+    """Whether a server could listen on ``port``. SO_REUSEADDR as the broker's own listener has:
+    connections of a broker stopped a moment ago linger in TIME_WAIT, and they must not make a
+    restart move to another port (clients would lose it)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind((HOST, port))
         except OSError:

@@ -4,27 +4,36 @@ from __future__ import annotations
 
 import importlib
 import json
+import logging
+import math
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 from kafka import KafkaAdminClient, KafkaProducer
-from kafka.admin import NewTopic
-from kafka.errors import TopicAlreadyExistsError
+from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
+from kafka.errors import MessageSizeTooLargeError, TopicAlreadyExistsError
 
+from services.ingest import DeadLetterPolicy, dead_letter
 from services.settings import Settings
 from services.streaming.state import STATE_TABLE
 
 __all__ = [
     "STATE_TABLE",
+    "BrokerUnreachable",
     "PartitionsError",
+    "ReplayResult",
     "changelog_topics",
     "client_config",
     "copartitioned_topics",
     "create_topics",
     "feature_topics",
+    "probe_broker",
     "replay",
     "resolve_partitions",
+    "topic_max_bytes",
+    "wait_for_broker",
 ]
 
 
@@ -73,6 +82,56 @@ def copartitioned_topics(settings: Settings) -> list[str]:
     if alerting.enabled:
         out.append(alerting.counts_topic)
     return out
+
+
+class BrokerUnreachable(RuntimeError):
+    """The broker did not answer within ``VIGIL_BROKER_WAIT_SECONDS``."""
+
+
+def probe_broker(settings: Settings, timeout_s: float = 5.0) -> str | None:
+    """``None`` when the broker answers a metadata request, else why not (an exception name)."""
+    kafka_log = logging.getLogger("kafka")
+    level = kafka_log.level
+    kafka_log.setLevel(logging.CRITICAL)  # kafka-python logs every failed connection attempt
+    try:
+        admin = KafkaAdminClient(
+            client_id="vigil-preflight",
+            request_timeout_ms=int(timeout_s * 1000),
+            bootstrap_timeout_ms=int(timeout_s * 1000),
+            **client_config(settings),
+        )
+    except Exception as exc:
+        return type(exc).__name__
+    finally:
+        kafka_log.setLevel(level)
+    admin.close()
+    return None
+
+
+def wait_for_broker(
+    settings: Settings,
+    on_retry: Callable[[str, float], None],
+    *,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+    probe: Callable[[Settings], str | None] = probe_broker,
+) -> None:
+    """Return once the broker answers. Between attempts wait 1 s, 2 s, 4 s … up to
+    ``broker_retry_max_seconds``, calling ``on_retry(reason, seconds)`` before each wait (one log
+    line per attempt); after ``broker_wait_seconds`` raise :class:`BrokerUnreachable`."""
+    start = clock()
+    delay = 1.0
+    while (reason := probe(settings)) is not None:
+        limit = settings.broker_wait_seconds
+        left = math.inf if limit is None else limit - (clock() - start)
+        if left <= 0:
+            raise BrokerUnreachable(
+                f"no broker answered at {settings.kafka_bootstrap} within {limit:g}s ({reason})"
+            )
+        pause = min(delay, settings.broker_retry_max_seconds, left)
+        on_retry(reason, pause)
+        sleep(pause)
+        delay *= 2
 
 
 def resolve_partitions(settings: Settings, *, timeout_s: float = 10.0) -> tuple[int, str]:
@@ -194,31 +253,95 @@ def _key_of(line: bytes) -> bytes | None:
     return cid.encode("utf-8") if isinstance(cid, str) and cid else None
 
 
+def topic_max_bytes(settings: Settings, topic: str) -> int | None:
+    """The largest record batch ``topic`` accepts (``max.message.bytes``, the broker's default
+    when the topic does not set it); ``None`` when it cannot be read (no such topic yet: the
+    broker's default applies, as in the producer's own default)."""
+    try:
+        admin = KafkaAdminClient(client_id="vigil-replay", **client_config(settings))
+    except Exception:
+        return None
+    try:
+        resource = ConfigResource(ConfigResourceType.TOPIC, topic, configs=["max.message.bytes"])
+        found = admin.describe_configs([resource])
+        value = found["topic"][topic]["max.message.bytes"]["value"]
+        return int(value)
+    except Exception:
+        return None
+    finally:
+        admin.close()
+
+
+@dataclass
+class ReplayResult:
+    """What ``vigil replay`` delivered: ``sent`` lines to the topic; the lines the broker would
+    not take for their size went to the dead-letter topic instead (``too_large``: their sources
+    ``<file>:<line>`` and sizes)."""
+
+    sent: int = 0
+    too_large: list[tuple[str, int]] = field(default_factory=list)
+
+
 def replay(
     settings: Settings,
-    lines: Iterable[bytes],
+    lines: Iterable[tuple[int, bytes]],
     topic: str,
     *,
+    source: str = "-",
     rate: float | None = None,
     on_sent: Callable[[int], None] | None = None,
-) -> int:
-    """Produce every line to ``topic`` keyed by its conversation id; at most ``rate`` per second.
+) -> ReplayResult:
+    """Produce every ``(line number, line)`` to ``topic`` keyed by its conversation id; at most
+    ``rate`` per second.
 
     Lines are sent byte for byte (invalid ones included, so the worker's dead-letter path sees
-    them). Returns the number sent, after every send is acknowledged.
+    them). A line larger than the topic accepts (its ``max.message.bytes``, which the producer
+    is given, so the line is refused before it is sent: a refusal by the broker would stop the
+    idempotent producer) cannot go to the topic: it becomes an ``oversize`` dead letter (its
+    first ``dead_letter_keep_bytes`` bytes, source ``<source>:<line>``) on the dead-letter
+    topic, and the rest goes on. Returns once every send is acknowledged; any other failure
+    raises.
     """
-    producer = KafkaProducer(acks="all", linger_ms=5, **client_config(settings))
-    sent = 0
+    limit = topic_max_bytes(settings, topic)
+    sizing = {"max_request_size": limit} if limit else {}
+    producer = KafkaProducer(acks="all", linger_ms=5, **sizing, **client_config(settings))
+    result = ReplayResult()
     failures: list[BaseException] = []
     start = time.monotonic()
+
+    policy: list[DeadLetterPolicy] = []
+
+    def to_dead_letters(number: int, line: bytes, exc: BaseException) -> None:
+        where = f"{source}:{number}"
+        detail = (
+            f"{len(line)} bytes: larger than the broker accepts ({type(exc).__name__}); "
+            f"not produced to {topic}"
+        )
+        if not policy:  # the screening rules mask what the dead letter keeps; loaded once
+            from services.pipeline import Pipeline
+
+            policy.append(Pipeline(settings).dead_letters)
+        dl = dead_letter(line, "oversize", detail, where, policy[0])
+        value = dl.model_dump_json().encode("utf-8")
+        producer.send(settings.dlq_topic, key=_key_of(line), value=value).add_errback(
+            failures.append
+        )
+        result.too_large.append((where, len(line)))
+
+    attempted = 0
     try:
-        for line in lines:
-            producer.send(topic, key=_key_of(line), value=line).add_errback(failures.append)
-            sent += 1
+        for number, line in lines:
+            try:
+                future = producer.send(topic, key=_key_of(line), value=line)
+            except MessageSizeTooLargeError as exc:  # over the topic's limit
+                to_dead_letters(number, line, exc)
+            else:
+                future.add_errback(failures.append)
+            attempted += 1
             if on_sent is not None:
                 on_sent(len(line))
             if rate:
-                ahead = sent / rate - (time.monotonic() - start)
+                ahead = attempted / rate - (time.monotonic() - start)
                 if ahead > 0:
                     time.sleep(ahead)
         producer.flush()
@@ -226,6 +349,7 @@ def replay(
         producer.close()
     if failures:
         raise RuntimeError(
-            f"{len(failures)} of {sent} messages were not delivered: {failures[0]!r}"
+            f"{len(failures)} of {attempted} messages were not delivered: {failures[0]!r}"
         )
-    return sent
+    result.sent = attempted - len(result.too_large)
+    return result

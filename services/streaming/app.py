@@ -44,6 +44,7 @@ from services.settings import Settings
 from services.streaming.features import feature_modules
 from services.streaming.runner import Record, StreamRunner
 from services.streaming.state import STATE_TABLE, FaustStates, TableBackend
+from services.streaming.transactions import Transactions
 
 __all__ = [
     "WorkerContext",
@@ -127,14 +128,49 @@ def owned_partitions(app: Any, topic: str) -> set[int]:
     return {tp.partition for tp in actives if tp.topic == topic}
 
 
+class ReadOffsets:
+    """The last offset each agent took from each partition in the current consumer generation.
+
+    Faust's consumer lets through a message at the offset it delivered last (its drop test is
+    ``offset >= read offset``), so a message fetched again — seen after a worker took over
+    from a killed one, on the last message of a partition — would be processed twice; within
+    one generation an offset never needs to be processed again. A new generation (a rebalance,
+    which seeks to the committed offsets) starts afresh.
+    """
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.generation: int | None = None
+        self.last: dict[tuple[str, int], int] = {}
+        self.dropped = Counter(
+            "vigil_redelivered_records_total",
+            "Records delivered again in one consumer generation at an offset already taken "
+            "(dropped, not processed twice).",
+            registry=registry,
+        )
+
+    def fresh(self, generation: int | None, topic: str, partition: int, offset: int) -> bool:
+        if generation != self.generation:
+            self.generation, self.last = generation, {}
+        tp = (topic, partition)
+        if offset <= self.last.get(tp, -1):
+            self.dropped.inc()
+            return False
+        self.last[tp] = offset
+        return True
+
+
 def records_of(app: Any, events: Any) -> list[Record]:
     """The records of a batch of Faust events, without those of an older generation (taken
-    before a rebalance: their partition may be another worker's now, which replays them)."""
+    before a rebalance: their partition may be another worker's now, which replays them) and
+    without offsets taken before in this generation (:class:`ReadOffsets`)."""
     generation = getattr(app, "consumer_generation_id", None)
+    read: ReadOffsets | None = getattr(app, "vigil_read_offsets", None)
     out = []
     for ev in events:
         msg = ev.message
         if generation is not None and getattr(msg, "generation_id", generation) != generation:
+            continue
+        if read is not None and not read.fresh(generation, msg.topic, msg.partition, msg.offset):
             continue
         value = ev.value if isinstance(ev.value, bytes) else (msg.value or b"")
         key = ev.key if isinstance(ev.key, bytes) else None
@@ -146,17 +182,22 @@ async def consume_batches(
     app: Any, stream: Any, settings: Settings, handle: Callable[[list[Record]], Awaitable[Any]]
 ) -> None:
     """The loop of every agent: batches of ``stream.take_events`` (acknowledged when ``handle``
-    returns) as records, stale ones dropped."""
+    returns) as records, stale ones dropped; in exactly-once mode each batch in its
+    transactions (:mod:`services.streaming.transactions`)."""
+    transactions: Transactions | None = getattr(app, "vigil_transactions", None)
     async for events in stream.take_events(settings.batch_size, within=settings.batch_seconds):
         records = records_of(app, events)
-        if records:
+        if transactions is not None:
+            await transactions.process(stream, events, records, handle)
+        elif records:
             await handle(records)
 
 
 class FaustSender:
     """``send(emit)`` for the runner: the emit's channel topic, through the producer Faust hands
-    out (:meth:`faust.App.maybe_start_producer`: with ``exactly_once`` the transaction manager,
-    which puts the record in its partition's transaction; ``app.producer`` would bypass it)."""
+    out (:meth:`faust.App.maybe_start_producer`): with ``exactly_once`` the transaction manager,
+    which puts the record in the transaction of the batch being processed, none outside a batch
+    (:mod:`services.streaming.transactions`); ``app.producer`` would bypass it."""
 
     def __init__(self, app: faust.App, channels: dict[str, str], registry: CollectorRegistry):
         self.app = app
@@ -279,6 +320,8 @@ def create_app(settings: Settings, registry: CollectorRegistry | None = None) ->
         help="Every stage's keyed state, under <partition>|<kind>|<key>.",
     )
     backend = TableBackend(state_table)
+    if settings.processing_guarantee == "exactly_once":
+        app.vigil_transactions = Transactions(app, backend)  # type: ignore[attr-defined]
     states = FaustStates(backend, flow.specs)
     channels = channel_topics(settings)
     chat_events = app.topic(settings.input_topic, key_type=bytes, value_type=bytes)
@@ -377,6 +420,8 @@ def create_app(settings: Settings, registry: CollectorRegistry | None = None) ->
                 await topic.maybe_declare()
             except Exception as exc:
                 log.warning("could not declare %s: %s", name, type(exc).__name__)
+
+    app.vigil_read_offsets = ReadOffsets(registry)  # type: ignore[attr-defined]
 
     # Handles for tests and for the web views of the features.
     app.vigil_flow = flow  # type: ignore[attr-defined]

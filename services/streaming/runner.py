@@ -19,6 +19,7 @@ idempotent per event (keyed by event id and offset). A record that fails in a st
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import math
 import time
@@ -40,6 +41,7 @@ from services.dataflow.state import KeyedStore, MemoryStore
 from services.evalsets.core import DECISIONS, SAMPLES
 from services.evalsets.streaming import Decision, SampleIn, SamplerCore
 from services.judge import Judge
+from services.logs import RepeatFilter
 from services.review.core import ReviewOutcome, ReviewState
 
 __all__ = ["PACKED", "MemoryStates", "Record", "Send", "States", "StreamRunner", "pack", "unpack"]
@@ -162,26 +164,28 @@ class _Queued:
     emits: list[Emit]
     #: Set (to the delivery futures) once every emit was handed to ``send``.
     handed: asyncio.Future[list[asyncio.Future[Any]]]
+    #: The caller's context: its emits and state records are sent in it (under exactly_once,
+    #: in the transaction of the caller's batch, whichever caller hands them over).
+    context: contextvars.Context
     futures: list[asyncio.Future[Any]] = field(default_factory=list)
 
 
 class _RateLimited:
-    """At most one log line per ``every`` seconds per key; the rest are counted."""
+    """Errors of the agents' loops: one line per ``key`` per ``every`` seconds, the next one
+    counting those held back (:class:`~services.logs.RepeatFilter` keyed by ``key``)."""
 
     def __init__(self, every: float = 10.0) -> None:
-        self.every = every
-        self._last: dict[str, float] = {}
-        self._suppressed: dict[str, int] = {}
+        self.filter = RepeatFilter(every)
 
     def error(self, key: str, msg: str, *args: Any, exc: BaseException | None = None) -> None:
-        now = time.monotonic()
-        if now - self._last.get(key, -1e9) < self.every:
-            self._suppressed[key] = self._suppressed.get(key, 0) + 1
+        if not log.isEnabledFor(logging.ERROR):
             return
-        skipped = self._suppressed.pop(key, 0)
-        self._last[key] = now
-        suffix = f" ({skipped} more like it not logged)" if skipped else ""
-        log.error(msg + suffix, *args, exc_info=exc)
+        info = (type(exc), exc, exc.__traceback__) if exc is not None else None
+        record = log.makeRecord(
+            log.name, logging.ERROR, __file__, 0, msg, args, info, extra={"repeat_key": key}
+        )
+        if self.filter.filter(record):
+            log.handle(record)
 
 
 class StreamRunner:
@@ -212,6 +216,13 @@ class StreamRunner:
         self.errors = _RateLimited()
         self._partitions: dict[int, PartitionState] = {}
         self._sampler: SamplerCore | None = None
+        #: Held by the handlers of the partitions' state (screening, checks, decisions, labels)
+        #: from their first read of it to their last record handed to ``send``. The agents run
+        #: concurrently and a send may let another run: without it, a screening batch that
+        #: computed a case before the decisions agent evicted it would publish that case after
+        #: the eviction's tombstone, and the evicted case would stay live. Emits go out in the
+        #: order their state changes were made.
+        self.lock = asyncio.Lock()
         #: Monotonic time of the last re-send of every selection (``-inf``: at the next tick).
         self.last_resync = -math.inf
         #: Called with the periods each sampler tick closed and retired.
@@ -318,7 +329,8 @@ class StreamRunner:
         computed. A caller cancelled while sending leaves the rest of its entry at the head,
         for the next caller.
         """
-        mine = _Queued(emits, asyncio.get_running_loop().create_future())
+        loop = asyncio.get_running_loop()
+        mine = _Queued(emits, loop.create_future(), contextvars.copy_context())
         self._outbox.append(mine)
         if self._sending is None:
             self._sending = asyncio.Lock()
@@ -326,9 +338,10 @@ class StreamRunner:
             while not mine.handed.done():
                 head = self._outbox[0]
                 try:
-                    await self.states.drain()
-                    while len(head.futures) < len(head.emits):
-                        head.futures.append(await self.send(head.emits[len(head.futures)]))
+                    if head is mine:
+                        await self._hand(head)
+                    else:
+                        await loop.create_task(self._hand(head), context=head.context)
                 except Exception as exc:
                     self._outbox.popleft()
                     head.handed.set_exception(exc)
@@ -336,6 +349,12 @@ class StreamRunner:
                 self._outbox.popleft()
                 head.handed.set_result(head.futures)
         return mine.handed.result()
+
+    async def _hand(self, entry: _Queued) -> None:
+        """The state's changelog records, then the rest of ``entry``'s emits, to ``send``."""
+        await self.states.drain()
+        while len(entry.futures) < len(entry.emits):
+            entry.futures.append(await self.send(entry.emits[len(entry.futures)]))
 
     def flush_stores_of(self, _: Effects | None) -> None:
         """Follow-ups write state outside a batch: flush every store that was touched."""
@@ -369,6 +388,10 @@ class StreamRunner:
 
     async def screen(self, records: Sequence[Record]) -> list[Step]:
         """A batch of ``chat.events`` records: every stage (the check inline unless deferred)."""
+        async with self.lock:
+            return await self._screen(records)
+
+    async def _screen(self, records: Sequence[Record]) -> list[Step]:
         now = self.clock()
         touched = self._stamp(now, {r.partition for r in records})
         steps: list[Step] = []
@@ -413,6 +436,15 @@ class StreamRunner:
             except ValueError:
                 requests.append((record, None))
         labels = await self._judge([r for _, r in requests if r is not None])
+        async with self.lock:
+            return await self._checked(records, requests, labels)
+
+    async def _checked(
+        self,
+        records: Sequence[Record],
+        requests: list[tuple[Record, CheckRequest | None]],
+        labels: dict[str, dict[str, JudgeLabel]],
+    ) -> list[Step]:
         now = self.clock()
         touched = self._stamp(now, {r.partition for r in records})
         steps: list[Step] = []
@@ -529,6 +561,10 @@ class StreamRunner:
         records go out together at the end of the batch, except where a decision has a
         follow-up (a retirement drops state only once its records are acknowledged): then
         what came before goes out with it."""
+        async with self.lock:
+            await self._decisions(records)
+
+    async def _decisions(self, records: Sequence[Record]) -> None:
         core = self.flow.evalsets
         if core is None:
             return
@@ -569,6 +605,10 @@ class StreamRunner:
 
     async def labels(self, records: Sequence[Record]) -> None:
         """A batch of reviewers' labels: joined to the cases of their conversations."""
+        async with self.lock:
+            await self._labels(records)
+
+    async def _labels(self, records: Sequence[Record]) -> None:
         core = self.flow.evalsets
         if core is None:
             return

@@ -28,6 +28,7 @@ from functools import partial
 from typing import Any
 
 from services.dataflow.state import KeyedStore, StateSpec
+from services.streaming.transactions import current_transaction
 
 __all__ = ["STATE_TABLE", "FaustStates", "TableBackend", "TableStore"]
 
@@ -57,9 +58,12 @@ class TableBackend:
     all streams once a hundred records wait, which a batch of state writes always exceeds.
 
     The producer is Faust's (:meth:`faust.App.maybe_start_producer`): with
-    ``exactly_once`` it is the transaction manager, and a record joins the transaction of its
-    partition. Acknowledged offsets become the store's persisted offsets (where recovery starts
-    reading the changelog), as Faust's own tables do.
+    ``exactly_once`` it is the transaction manager, and a record written in a batch scope joins
+    that scope's transaction (the one of the batch's source partition), drained by the scope
+    itself; a record written outside one goes out without a transaction
+    (:mod:`services.streaming.transactions`). Acknowledged offsets become the store's persisted
+    offsets (where recovery starts reading the changelog), as Faust's own tables do; under
+    ``exactly_once`` at the next commit.
     """
 
     def __init__(self, table: Any) -> None:
@@ -69,7 +73,9 @@ class TableBackend:
         #: key -> (partition, value or ``None`` for a deletion) of that last record: what reads
         #: see until it is acknowledged and written to the local store
         self._unacked: dict[bytes, tuple[int, bytes | None]] = {}
-        self._outbox: list[tuple[int, bytes, bytes | None, asyncio.Future[Any]]] = []
+        #: records not yet handed to the producer, by the transaction they belong to (``None``:
+        #: none, the only one at least once; exactly once, a batch scope's transactional id)
+        self._outboxes: dict[str | None, list[tuple[int, bytes, bytes | None, Any]]] = {}
         self._lock: asyncio.Lock | None = None
         self._drainer: asyncio.Task[None] | None = None
         self._acked: dict[Any, int] = {}
@@ -102,8 +108,11 @@ class TableBackend:
         self.last_write[key] = done
         self._unacked[key] = (partition, value)
         done.add_done_callback(partial(self._written, key))
-        self._outbox.append((partition, key, value, done))
-        if self._drainer is None:
+        transaction = current_transaction()
+        self._outboxes.setdefault(transaction, []).append((partition, key, value, done))
+        if transaction is None and self._drainer is None:
+            # Outside a batch scope: drained soon, by a task that inherits no scope. In a
+            # scope, the scope drains its outbox before it ends (and acknowledges its input).
             self._drainer = loop.create_task(self._drain_soon())
 
     def _store_put(self, partition: int, key: bytes, value: bytes | None) -> None:
@@ -135,19 +144,18 @@ class TableBackend:
             self._drainer = None
 
     async def drain(self) -> None:
-        """Hand every queued changelog record to the producer, in write order."""
-        if not self._outbox:
+        """Hand the queued changelog records of the current transaction (of the batch scope
+        this task is in, or of none) to the producer, in write order."""
+        transaction = current_transaction()
+        if not self._outboxes.get(transaction):
             return
         if self._lock is None:
             self._lock = asyncio.Lock()
         async with self._lock:
-            if not self._outbox:
-                return
             app = self.table.app
             producer = await app.maybe_start_producer()
             topic = self.table.changelog_topic.get_topic_name()
-            while self._outbox:
-                batch, self._outbox = self._outbox, []
+            while batch := self._outboxes.pop(transaction, None):
                 for partition, key, value, done in batch:
                     try:
                         fut = await producer.send(topic, key, value, partition, None, None)

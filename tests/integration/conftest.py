@@ -9,35 +9,17 @@ Every test in this folder is marked ``kafka``.
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
-from tests.support.worker_process import VigilStack
+from tests.support.broker import ENV_BOOTSTRAP, load_launcher
+from tests.support.worker_process import PARTITIONS, VigilStack
 
 HERE = Path(__file__).resolve().parent
-LAUNCHER_PATH = HERE.parent.parent / "deploy" / "kafka" / "launcher.py"
-ENV_BOOTSTRAP = "VIGIL_KAFKA_BOOTSTRAP"
-
-
-def load_launcher() -> ModuleType:
-    """Import deploy/kafka/launcher.py by path (deploy/ is not a package)."""
-    name = "vigil_kafka_launcher"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, LAUNCHER_PATH)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {LAUNCHER_PATH}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -81,15 +63,20 @@ def kafka_bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def vigil_stack(kafka_bootstrap: str, tmp_path: Path) -> Iterator[Callable[..., VigilStack]]:
     """Factory of :class:`VigilStack`: fresh topics (created) and app id on the session broker.
 
-    ``make(name, **env)`` returns a stack; every worker it started is stopped at teardown
-    (SIGTERM, then SIGKILL after 30 s).
+    ``make(name, partitions=4, create=True, **env)`` returns a stack (its topics created with
+    ``vigil topics create`` unless ``create`` is false); every worker it started is stopped at
+    teardown (SIGTERM, then SIGKILL after 30 s).
     """
     stacks: list[VigilStack] = []
 
-    def make(name: str, **env: str) -> VigilStack:
-        stack = VigilStack(kafka_bootstrap, tmp_path / f"stack-{len(stacks) + 1}", name, **env)
+    def make(
+        name: str, partitions: int = PARTITIONS, *, create: bool = True, **env: str
+    ) -> VigilStack:
+        work = tmp_path / f"stack-{len(stacks) + 1}"
+        stack = VigilStack(kafka_bootstrap, work, name, partitions, **env)
         stacks.append(stack)
-        stack.create_topics()
+        if create:
+            stack.create_topics()
         return stack
 
     try:

@@ -368,6 +368,60 @@ def test_detector_state_survives_a_restart(vigil_stack: Callable[..., VigilStack
         reader.close()
 
 
+def test_the_detector_moves_with_partition_0_when_its_worker_is_killed(
+    vigil_stack: Callable[..., VigilStack],
+) -> None:
+    """The stream's one detector lives with partition 0 (``docs/streaming.md``). Two workers;
+    once the one that owns partition 0 has built the baseline, it is killed with SIGKILL; the
+    other takes partition 0 over with the detector's state and fires on a baseline longer than
+    what it has closed itself."""
+    need = 6
+    suffix = uuid.uuid4().hex[:10]
+    stack = vigil_stack(
+        "alertfailover",
+        **_alerting_env(suffix, VIGIL_ALERTS_MIN_BASELINE_WINDOWS=str(need)),
+    )
+    stack.start_worker()
+    stack.start_worker()
+    stack.wait(stack.settled, "two workers sharing the partitions", 120)
+    (owner,) = [stack.workers[i] for i, parts in stack.assignment().items() if 0 in parts]
+    (heir,) = [w for w in stack.workers if w is not owner]
+    reader = TopicReader(stack.bootstrap, f"it-alerts-{suffix}")
+    try:
+        with Traffic(stack.bootstrap, stack.input_topic) as traffic:
+
+            def diagnostics() -> str:
+                return f"traffic sent {traffic.sent}\n{stack.diagnostics()}"
+
+            _wait_metrics(
+                owner,
+                lambda t: (sample(t, "vigil_alert_windows_closed_total") or 0) >= need,
+                f"vigil_alert_windows_closed_total >= {need} on partition 0's owner",
+                90,
+                diagnostics,
+            )
+            assert not sample(heir.metrics(), "vigil_alert_windows_closed_total")
+            owner.kill()
+            traffic.leak_share = 0.5
+            reader.read_until(
+                lambda _: any(a.state == "firing" for a in _alerts_of(reader)),
+                90,
+                "a firing Alert event from partition 0's new owner",
+                diagnostics,
+            )
+            seen_by_heir = sample(heir.metrics(), "vigil_alert_windows_closed_total") or 0
+        assert 0 in heir.partitions(), heir.diagnostics()
+        [alert] = [a for a in _alerts_of(reader) if a.state == "firing"]
+        assert (alert.category, alert.tenant, alert.direction) == ("pii", "acme", "leak")
+        assert alert.baseline_windows > seen_by_heir >= 1, (alert.baseline_windows, seen_by_heir)
+        print(
+            f"\nafter the failover: fired on {alert.baseline_windows} baseline windows; "
+            f"partition 0's new owner had closed {seen_by_heir:.0f}"
+        )
+    finally:
+        reader.close()
+
+
 def _wait(
     probe: Callable[[], Any], timeout_s: float, what: str, diagnostics: Callable[[], str]
 ) -> Any:

@@ -22,165 +22,43 @@ A second test runs the sampler's pure core through the same stream in memory, wi
 
 from __future__ import annotations
 
-import json
 import random
 import time
 import uuid
 from collections.abc import Callable, Iterator, MutableMapping
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from schemas.evalset import EvalCase, FileSource, KafkaSource
-from schemas.outputs import DeadLetter, Finding
+from schemas.evalset import EvalCase
 from schemas.review import ReviewLabel
-from schemas.verdicts import GroundingReport
-from services.evalsets import EvalsetCollector, attach_labels, label_from_review
-from services.evalsets.sampler import summary_from_event
+from services.evalsets import attach_labels, label_from_review
 from services.evalsets.settings import EvalsetSettings
-from services.evalsets.streaming import Decision, SampleIn, SamplerCore, partition_for
-from services.pipeline import Pipeline
-from services.screening import ConversationMemory
-from services.settings import Settings
+from services.evalsets.streaming import Decision, SamplerCore, partition_for
 from tests.support.chat_events import generate_events, write_jsonl
+from tests.support.evalset_expect import (
+    DAYS,
+    EVALSET,
+    Expected,
+    converges_to,
+    diff,
+    input_positions,
+    live,
+    spread,
+    view,
+    worker_view,
+)
 from tests.support.kafka_io import TopicReader, events_total, produce
 from tests.support.worker_process import VigilStack
 
 N_EVENTS = 2400
-DAY1 = datetime(2026, 11, 2, tzinfo=UTC)
-DAYS = ("2026-11-02", "2026-11-03", "2026-11-04")
 TIMEOUT_S = 120.0
-#: Sampler settings shared by the workers (as VIGIL_EVALSET_*) and the in-process collector.
-EVALSET = {
-    "period": "day",
-    "capacity": "2",
-    # Every stratum keeps all its members as candidates: no stratum degrades to a threshold
-    # sample when members move up to a higher flag, so the sample does not depend on arrival
-    # order (the worker's sampler sees the partitions interleaved, scan sees the file's order).
-    "reserve": "60",
-    "active_periods": "2",
-    "grace_seconds": "0",
-    "tick_seconds": "0.5",
-    "idle_seconds": "30",
-    "check_wait_seconds": "60",
-    "key": "it-evalset-secret",
-}
-
-
-def _spread(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Timestamps evenly over three days, in stream order."""
-    step = 3 * 86400 / len(events)
-    for i, ev in enumerate(events):
-        ev["timestamp"] = (DAY1 + timedelta(seconds=i * step)).isoformat().replace("+00:00", "Z")
-    return events
-
-
-class Expected:
-    """What ``vigil scan``'s sampler selects on the whole file (screening, checks, collector)."""
-
-    def __init__(self, events: list[dict[str, Any]], es: EvalsetSettings) -> None:
-        settings = Settings()
-        pipe = Pipeline(settings)
-        store: dict[str, ConversationMemory] = {}
-        self.collector = EvalsetCollector(es.config(), es.secret)
-        self.line_event: dict[int, str] = {}
-        #: Every message the worker's hooks send to the sampler, in stream order.
-        self.samples: list[SampleIn] = []
-        for number, obj in enumerate(events, start=1):
-            event = pipe.decode(json.dumps(obj).encode(), f"whole.jsonl:{number}")
-            assert not isinstance(event, DeadLetter), event
-            self.line_event[number] = event.event_id
-            out = pipe.screen(event, store.get(event.conversation_id))
-            if out.memory is not None:
-                store[event.conversation_id] = out.memory
-            findings: list[Finding] = list(out.findings)
-            decision = pipe.decide(event, out.findings)
-            report: GroundingReport | None = None
-            part = partition_for(event.conversation_id, 4)
-            sampled = decision is not None and decision.sampled
-            self.samples.append(self._sample(event, findings, part, "pending" if sampled else None))
-            if decision is not None and decision.sampled:
-                checked = pipe.check(event, decision, None, out.findings)
-                report, findings = checked.report, findings + checked.findings
-                self.samples.append(self._sample(event, findings, part, "done"))
-            self.collector.observe(event, findings, FileSource(file="whole", line=number), report)
-        self.collector.close_all()
-        sampler = self.collector.sampler.sampler
-        self.bounded = [
-            f"{p}/{key}"
-            for p in sampler.periods()
-            for key, stratum in sampler.state(p).strata.items()  # type: ignore[union-attr]
-            if stratum.bound is not None
-        ]
-        rotation = self.collector.rotate()
-        self.active = {c.case_id: c for c in rotation.active}
-        self.retired = {c.case_id: c for c in rotation.retired}
-        self.config = es.config()
-
-    def _sample(self, event: Any, findings: list[Finding], part: int, check: Any) -> SampleIn:
-        return SampleIn(
-            kind="summary",
-            summary=summary_from_event(event, findings, None, self.collector.config),
-            partition=part,
-            timestamp=event.timestamp.timestamp(),
-            event_id=event.event_id,
-            check=check,
-        )
-
-    def sources(self, case: EvalCase) -> list[str]:
-        return sorted(self.line_event[s.line] for s in case.sources if isinstance(s, FileSource))
-
-
-def view(case: EvalCase, sources: list[str], final: bool) -> dict[str, Any]:
-    """What must agree between the worker's case and scan's: everything but where the events
-    were read (compared as event ids) and, while the worker's period is open, π and N."""
-    data = case.model_dump(mode="json", exclude={"sources"})
-    data["findings"] = sorted(data["findings"], key=lambda f: f["finding_id"])
-    data["sources"] = sources
-    if not final:
-        for key in ("inclusion_probability", "stratum_population", "inclusion_final"):
-            data.pop(key)
-    return data
-
-
-def live(records: list[Any]) -> dict[str, EvalCase]:
-    """Last value per key of a compacted topic's records, tombstones applied."""
-    out: dict[str, EvalCase] = {}
-    for r in records:
-        key = r.key.decode()
-        if r.value is None:
-            out.pop(key, None)
-        else:
-            case = EvalCase.model_validate_json(r.value)
-            assert case.case_id == key, f"record keyed {key} holds case {case.case_id}"
-            out[key] = case
-    return out
-
-
-def diff(got: dict[str, Any], want: dict[str, Any], what: str) -> str | None:
-    missing = sorted(set(want) - set(got))
-    extra = sorted(set(got) - set(want))
-    wrong = sorted(k for k in set(got) & set(want) if got[k] != want[k])
-    if not (missing or extra or wrong):
-        return None
-    lines = [f"{what}: {len(missing)} missing, {len(extra)} extra, {len(wrong)} differ"]
-    lines += [f"  missing {k}" for k in missing[:8]]
-    lines += [f"  extra {k}" for k in extra[:8]]
-    for k in wrong[:4]:
-        fields = sorted(f for f in want[k] if got[k].get(f) != want[k].get(f))
-        lines.append(f"  {k} differs in {fields}")
-        for f in fields[:3]:
-            lines.append(
-                f"    worker {str(got[k].get(f))[:300]}\n    scan   {str(want[k].get(f))[:300]}"
-            )
-    return "\n".join(lines)
 
 
 @pytest.fixture(scope="module")
 def stream(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[dict[str, Any]], Expected]:
-    events = _spread(generate_events(N_EVENTS, prefix="evs", seed=31))
+    events = spread(generate_events(N_EVENTS, prefix="evs", seed=31))
     return events, Expected(events, EvalsetSettings(**EVALSET))  # type: ignore[arg-type]
 
 
@@ -242,28 +120,13 @@ def test_killed_worker_is_replaced_and_the_sample_has_no_duplicates_or_gaps(
             k: view(c, expected.sources(c), c.period != DAYS[2]) for k, c in expected.active.items()
         }
         inputs.read_until(lambda r: len(r) >= len(events), 60, "the input topic")
-        position = {
-            (r.partition, r.offset): json.loads(r.value)["event_id"] for r in inputs.records
-        }
-
-        def worker_view(found: dict[str, EvalCase]) -> dict[str, Any]:
-            out = {}
-            for k, c in found.items():
-                srcs = sorted(
-                    position.get((s.partition, s.offset), "?")
-                    for s in c.sources
-                    if isinstance(s, KafkaSource)
-                )
-                out[k] = view(c, srcs, c.period != DAYS[2])
-            return out
-
-        def converged(records: list[Any]) -> bool:
-            return worker_view(live(records)) == want_active
-
+        position = input_positions(inputs.records)
         try:
-            cases.read_until(converged, TIMEOUT_S, "the live cases to match scan's")
+            cases.read_until(
+                converges_to(want_active, position), TIMEOUT_S, "the live cases to match scan's"
+            )
         except AssertionError:
-            got = worker_view(live(cases.records))
+            got = worker_view(live(cases.records), position)
             problem = diff(got, want_active, "live cases vs scan")
             odd = sorted(set(got) ^ set(want_active))
             history = _history(stack, expected, odd, cases.records)
@@ -276,13 +139,12 @@ def test_killed_worker_is_replaced_and_the_sample_has_no_duplicates_or_gaps(
         # Day 1 retired: archived with final probabilities, and tombstoned above.
         want_archive = {k: view(c, expected.sources(c), True) for k, c in expected.retired.items()}
 
-        def archived(records: list[Any]) -> bool:
-            return worker_view(live(records)) == want_archive
-
         try:
-            archive.read_until(archived, 60, "day 1 on the archive")
+            archive.read_until(converges_to(want_archive, position), 60, "day 1 on the archive")
         except AssertionError:
-            problem = diff(worker_view(live(archive.records)), want_archive, "archive vs scan")
+            problem = diff(
+                worker_view(live(archive.records), position), want_archive, "archive vs scan"
+            )
             raise AssertionError(f"{problem}\n{stack.diagnostics()}") from None
 
         # A reviewer's label joins its (open) case.
@@ -296,7 +158,7 @@ def test_killed_worker_is_replaced_and_the_sample_has_no_duplicates_or_gaps(
         (labelled,) = attach_labels([target], [label_from_review(review)]).cases
         want_labelled = view(labelled, expected.sources(labelled), False)
         cases.read_until(
-            lambda r: worker_view(live(r)).get(target.case_id) == want_labelled,
+            lambda r: worker_view(live(r), position).get(target.case_id) == want_labelled,
             60,
             "the label on its case",
             stack.diagnostics,

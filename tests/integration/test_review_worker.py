@@ -34,20 +34,19 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import yaml
-from kafka import KafkaConsumer, TopicPartition
 
-from schemas.events import ChatEvent
-from schemas.outputs import Finding
-from schemas.review import ReviewAction, ReviewItem, ReviewLabel
-from schemas.verdicts import GroundingReport
+from schemas.review import ReviewAction, ReviewLabel
 from services.review.metrics import precision_update
-from services.review.policy import DEFAULT_POLICY_PATH, TriagePolicy, load_policy
-from services.review.scan import scan_review
-from services.scan import run_scan
 from services.settings import Settings
 from tests.support.chat_events import generate_events, write_jsonl
-from tests.support.kafka_io import TopicReader, committed_offsets, counter_values
+from tests.support.kafka_io import TopicReader, counter_values
+from tests.support.review_expect import (
+    compare_items,
+    expected_items,
+    item_views,
+    review_client,
+    uncapped_policy,
+)
 from tests.support.worker_process import VigilStack, WorkerProcess
 
 N_EVENTS = 5000
@@ -88,47 +87,6 @@ def _stream(seed: int = 11) -> tuple[list[Event], list[Event]]:
     return [e for _, e in keyed] + replay, replay
 
 
-def _uncapped_policy(path: Path) -> TriagePolicy:
-    raw = yaml.safe_load(DEFAULT_POLICY_PATH.read_text(encoding="utf-8"))
-    raw["caps"]["per_tenant_per_hour"] = None
-    path.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
-    return load_policy(path)
-
-
-def _expected(path: Path, out: Path, policy: TriagePolicy) -> dict[str, ReviewItem]:
-    """What ``vigil scan`` enqueues from the file (findings once each, as scan gives an event)."""
-    run_scan(str(path), out, Settings(reorder_window_seconds=0))
-    lines = (out / "findings.jsonl").read_text().splitlines()
-    findings = {f.finding_id: f for f in map(Finding.model_validate_json, lines)}
-    lines = (out / "verdicts.jsonl").read_text().splitlines()
-    verdicts = {v.event_id: v for v in map(GroundingReport.model_validate_json, lines)}
-    events = [ChatEvent.model_validate_json(x) for x in path.read_text().splitlines()]
-    items = scan_review(findings.values(), verdicts.values(), events, policy)
-    return {i.conversation_id: i for i in items}
-
-
-# --- HTTP and Kafka helpers ---------------------------------------------------------------------
-
-
-def _client(worker: WorkerProcess, token: str) -> httpx.Client:
-    return httpx.Client(
-        base_url=worker.url, headers={"Authorization": f"Bearer {token}"}, timeout=30.0
-    )
-
-
-def _views(worker: WorkerProcess, cids: list[str]) -> dict[str, dict[str, Any]]:
-    """``{cid: item view}`` for the conversations that have an item; fails on anything but
-    200 and 404."""
-    out: dict[str, dict[str, Any]] = {}
-    with _client(worker, ANN) as http:
-        for cid in cids:
-            r = http.get(f"/review/api/items/{cid}")
-            assert r.status_code in (200, 404), (cid, r.status_code, r.text)
-            if r.status_code == 200:
-                out[cid] = r.json()["item"]
-    return out
-
-
 def _metric(worker: WorkerProcess, name: str) -> Counter[tuple[tuple[str, str], ...]]:
     text = worker.metrics()
     return Counter({tuple(sorted(k)): v for k, v in counter_values(text, name).items()})
@@ -142,40 +100,8 @@ def _depth(text: str) -> float:
     )
 
 
-def _end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, client_id="vigil-test-end-offsets")
-    try:
-        parts = consumer.partitions_for_topic(topic) or set()
-        ends = consumer.end_offsets([TopicPartition(topic, p) for p in parts])
-        return {tp.partition: off for tp, off in ends.items()}
-    finally:
-        consumer.close()
-
-
-def _wait(done: Callable[[], bool], what: str, stack: VigilStack, timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not done():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout_s:.0f}s: {what}\n{stack.diagnostics()}")
-        time.sleep(0.5)
-
-
-def _caught_up(stack: VigilStack, n_input: int) -> Callable[[], bool]:
-    """The group has committed the whole input topic and the whole checks topic."""
-
-    def done() -> bool:
-        inp = committed_offsets(stack.bootstrap, stack.app_id, stack.input_topic)
-        if sum(o for o in inp.values() if o > 0) < n_input:
-            return False
-        ends = _end_offsets(stack.bootstrap, stack.checks_topic)
-        got = committed_offsets(stack.bootstrap, stack.app_id, stack.checks_topic)
-        return all(got.get(p, 0) >= end for p, end in ends.items() if end > 0)
-
-    return done
-
-
 def _claim_race(worker: WorkerProcess, cid: str) -> dict[str, httpx.Response]:
-    clients = {"ann": _client(worker, ANN), "bob": _client(worker, BOB)}
+    clients = {"ann": review_client(worker, ANN), "bob": review_client(worker, BOB)}
     for http in clients.values():  # connections open before the race
         assert http.get("/review/api/me").status_code == 200
     barrier = threading.Barrier(len(clients))
@@ -202,8 +128,10 @@ def test_review_queue_in_the_worker(vigil_stack: Callable[..., VigilStack], tmp_
     stream, replay = _stream()
     assert len(stream) == N_EVENTS
     path = write_jsonl(tmp_path / "events.jsonl", stream)
-    policy = _uncapped_policy(tmp_path / "triage.yaml")
-    want = _expected(path, tmp_path / "scan", policy)
+    policy = uncapped_policy(tmp_path / "triage.yaml")
+    want = expected_items(
+        path, tmp_path / "scan", policy, settings=Settings(reorder_window_seconds=0)
+    )
     cids = sorted({str(e["conversation_id"]) for e in stream})
     seen_twice = Counter(str(e["event_id"]) for e in stream)
     flagged_events = {r.event_id for i in want.values() for r in i.reasons}
@@ -231,30 +159,19 @@ def test_review_queue_in_the_worker(vigil_stack: Callable[..., VigilStack], tmp_
         worker = stack.start_worker()
         t0 = time.monotonic()
         stack.replay(path)
-        _wait(_caught_up(stack, N_EVENTS), "the worker committed every event", stack, TIMEOUT_S)
+        stack.wait(stack.caught_up(N_EVENTS), "the worker committed every event", TIMEOUT_S)
         took = time.monotonic() - t0
 
         # 1. One item per flagged conversation, what scan enqueues, created once each.
         assert httpx.get(f"{worker.url}/review/api/items").status_code == 401
-        views = _views(worker, cids)
-        assert set(views) == set(want), (
-            f"missing {sorted(set(want) - set(views))[:5]}, "
-            f"unexpected {sorted(set(views) - set(want))[:5]}"
-        )
-        for cid, view in views.items():
-            item = want[cid]
-            assert view["item_id"] == f"{cid}:1" and view["status"] == "open", view["item_id"]
-            assert view["priority"] == item.priority, cid
-            got_reasons = {(r["code"], r["finding_id"] or r["event_id"]) for r in view["reasons"]}
-            assert got_reasons == {(r.code, r.finding_id or r.event_id) for r in item.reasons}
-            assert {f["finding_id"] for f in view["findings"]} == {
-                f.finding_id for f in item.findings
-            }
+        views = item_views(worker, cids, ANN)
+        problem = compare_items(views, want)
+        assert problem is None, problem
         enqueued = _metric(worker, "vigil_review_items_enqueued")
         assert sum(enqueued.values()) == len(want), enqueued
 
         # 2. Two reviewers claim the top item at once: one wins. The winner labels it.
-        with _client(worker, ANN) as http:
+        with review_client(worker, ANN) as http:
             top = http.get("/review/api/items", params={"limit": 2}).json()["items"]
         highest = sorted((i.priority for i in want.values()), reverse=True)[:2]
         assert [s["priority"] for s in top] == highest
@@ -279,11 +196,11 @@ def test_review_queue_in_the_worker(vigil_stack: Callable[..., VigilStack], tmp_
             "note": "integration test",
         }
         before = _metric(worker, "vigil_review_labels")
-        with _client(worker, ANN if winner == "ann" else BOB) as http:
+        with review_client(worker, ANN if winner == "ann" else BOB) as http:
             r = http.post(f"/review/api/items/{target}/label", json=body)
             assert r.status_code == 200, r.text
             assert r.json()["item"]["status"] == "labeled"
-        with _client(worker, ANN) as http:
+        with review_client(worker, ANN) as http:
             r = http.post(f"/review/api/items/{other}/claim", json={"lease_seconds": 3600})
             assert r.status_code == 200, r.text
         records = labels.read_until(
@@ -322,18 +239,17 @@ def test_review_queue_in_the_worker(vigil_stack: Callable[..., VigilStack], tmp_
         ), kinds
 
         # 3. SIGKILL; a new worker with the same app id recovers the queue from its changelog.
-        queue = _views(worker, sorted(want))
+        queue = item_views(worker, sorted(want), ANN)
         assert queue[target]["status"] == "labeled" and queue[other]["claimed_by"] == "ann"
         worker.kill()
         t1 = time.monotonic()
         second = stack.start_worker()
-        _wait(
+        stack.wait(
             lambda: _depth(second.metrics()) == len(want),
             f"the new worker holds {len(want)} items",
-            stack,
             TIMEOUT_S,
         )
-        _wait(
+        stack.wait(
             lambda: (
                 httpx.get(
                     f"{second.url}/review/api/me", headers={"Authorization": f"Bearer {ANN}"}
@@ -341,17 +257,18 @@ def test_review_queue_in_the_worker(vigil_stack: Callable[..., VigilStack], tmp_
                 == 200
             ),
             "the new worker's API serves",
-            stack,
             60,
         )
         recovered = time.monotonic() - t1
-        assert _views(second, cids) == queue, "the queue changed across the restart"
+        assert item_views(second, cids, ANN) == queue, "the queue changed across the restart"
 
         # 4. Re-delivered again, to the new worker: nothing changes.
         again = write_jsonl(tmp_path / "again.jsonl", replay)
         stack.replay(again)
-        _wait(_caught_up(stack, N_EVENTS + len(replay)), "the re-delivery", stack, TIMEOUT_S)
-        assert _views(second, cids) == queue, "a re-delivery after the restart changed the queue"
+        stack.wait(stack.caught_up(N_EVENTS + len(replay)), "the re-delivery", TIMEOUT_S)
+        assert item_views(second, cids, ANN) == queue, (
+            "a re-delivery after the restart changed the queue"
+        )
         assert sum(_metric(second, "vigil_review_items_enqueued").values()) == 0
         print(
             f"\nreview: {len(want)} items from {N_EVENTS} events ({len(replay)} replayed, "

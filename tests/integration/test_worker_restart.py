@@ -11,13 +11,17 @@ C. after a new worker with the same app id (consumer group) has started: the ans
    conversations (echo of the user's own address, leak of another) and the second half.
 
 Every event must be processed: findings deduplicated by ``finding_id`` equal ``vigil scan``'s over
-the whole file (duplicates are allowed: delivery is at least once), and the group's committed
+the whole file, and the group's committed
 offsets reach the end of the input topic (events without findings too). The new worker resumes from
 committed offsets (it never re-reads A), so the echo/leak directions of C's answers to A's
 conversations are right only if the memory table was recovered from its changelog.
 
 The generated stream never gives, in a later user turn, a value an earlier answer leaked, so even
 a re-processed answer has only one correct direction: every copy of a finding must have scan's.
+
+Both processing guarantees run. At least once, copies are allowed, but only of findings of
+events the killed worker had not committed. Exactly once (Kafka transactions), a consumer
+reading ``read_committed`` sees every finding once.
 """
 
 from __future__ import annotations
@@ -27,7 +31,10 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.support.chat_events import event, generate_events, write_jsonl
+import pytest
+
+from services.dataflow.partitioning import partition_of
+from tests.support.chat_events import generate_events, memory_probes, write_jsonl
 from tests.support.kafka_io import TopicReader, committed_offsets, events_total
 from tests.support.parity import ScanResult, compare, findings_of
 from tests.support.worker_process import VigilStack
@@ -37,38 +44,33 @@ N_CROSS = 40  # conversations whose memory must cross the kill
 TIMEOUT_S = 300.0
 
 
-def _cross_kill(n: int) -> tuple[list[dict[str, object]], list[dict[str, object]]]:
-    """User turns (part A) and their answers (part C) of ``n`` conversations."""
-    before, after = [], []
-    for i in range(n):
-        cid = f"rst-cross-{i:03d}"
-        own = f"own.{i}.rst@example.org"
-        before.append(event(f"{cid}-t0", cid, 0, "user", f"Mail me at {own} please."))
-        answer = f"Sent to {own.upper()}; copy to other.{i}.rst@example.com."
-        after.append(event(f"{cid}-t1", cid, 1, "assistant", answer))
-    return before, after
+def _positions(events: list[dict[str, object]], partitions: int) -> dict[str, tuple[int, int]]:
+    """``event_id -> (partition, offset)`` in the input topic, for events replayed in this order
+    into empty partitions (``vigil replay`` keys by conversation: Kafka's default partitioner)."""
+    next_offset = [0] * partitions
+    out = {}
+    for ev in events:
+        p = partition_of(str(ev["conversation_id"]), partitions)
+        out[str(ev["event_id"])] = (p, next_offset[p])
+        next_offset[p] += 1
+    return out
 
 
 def _wait_committed(stack: VigilStack, n: int, timeout_s: float) -> None:
     """Until the worker's group has committed offsets covering ``n`` input messages."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        offsets = committed_offsets(stack.bootstrap, stack.app_id, stack.input_topic)
-        if sum(o for o in offsets.values() if o > 0) >= n:
-            return
-        if time.monotonic() > deadline:
-            raise AssertionError(
-                f"the worker did not commit {n} offsets within {timeout_s:.0f}s: {offsets}"
-                f"\n{stack.diagnostics()}"
-            )
-        time.sleep(0.5)
+    stack.wait(
+        lambda: sum(o for o in stack.committed().values() if o > 0) >= n,
+        f"the group to commit {n} offsets (now {stack.committed()})",
+        timeout_s,
+    )
 
 
+@pytest.mark.parametrize("guarantee", ["at_least_once", "exactly_once"])
 def test_killed_worker_is_replaced_without_loss(
-    vigil_stack: Callable[..., VigilStack], tmp_path: Path
+    vigil_stack: Callable[..., VigilStack], tmp_path: Path, guarantee: str
 ) -> None:
     events = generate_events(N_EVENTS, prefix="rst", seed=7, examples=None)
-    cross_before, cross_after = _cross_kill(N_CROSS)
+    cross_before, cross_after = memory_probes(N_CROSS, "rst")
     q = len(events) // 4
     part_a = cross_before + events[:q]
     part_b = events[q : 2 * q]
@@ -88,8 +90,9 @@ def test_killed_worker_is_replaced_without_loss(
     want_cross = scan.for_events(cross_ids)
     assert Counter(want_cross.values()) == {"echo": N_CROSS, "leak": N_CROSS}, want_cross
 
-    stack = vigil_stack("restart")
-    findings = TopicReader(stack.bootstrap, stack.findings_topic)
+    exactly_once = guarantee == "exactly_once"
+    stack = vigil_stack("restart", VIGIL_PROCESSING_GUARANTEE=guarantee)
+    findings = TopicReader(stack.bootstrap, stack.findings_topic, committed_only=exactly_once)
     try:
         first_worker = stack.start_worker()
         stack.replay(paths["a"])
@@ -111,6 +114,7 @@ def test_killed_worker_is_replaced_without_loss(
             stack.diagnostics,
         )
         first_worker.kill()
+        kill_time = time.time()
         before_kill = {f.finding_id for f in findings_of(findings.records)}
         time.sleep(1.0)  # a commit request already on the wire when the process died lands
         committed_at_kill = committed_offsets(stack.bootstrap, stack.app_id, stack.input_topic)
@@ -152,6 +156,29 @@ def test_killed_worker_is_replaced_without_loss(
         _wait_committed(stack, total, TIMEOUT_S)
         copies_a = Counter(f.finding_id for f in got_all if f.finding_id in ids_a)
         assert copies_a == Counter(ids_a), f"part A re-processed: {copies_a.most_common(3)}"
+        copies = Counter(f.finding_id for f in got_all)
+        repeated = {fid for fid, n in copies.items() if n > 1}
+        where = _positions(part_a + part_b + part_c, stack.partitions)
+        if exactly_once:
+            seen = [
+                (fid, where[fid.split(":")[0]], r.partition, r.offset, r.timestamp)
+                for r, fid in ((r, findings_of([r])[0].finding_id) for r in findings.records)
+                if fid in repeated
+            ]
+            assert not repeated, (
+                f"{len(repeated)} findings twice (finding, input position, output partition, "
+                f"offset, time): {seen[:6]}; committed at the kill: {committed_at_kill}, "
+                f"killed at {kill_time}"
+            )
+        else:
+            # Only what the killed worker had not committed is processed again.
+            committed_again = sorted(
+                fid
+                for fid in repeated
+                if where[fid.split(":")[0]][1]
+                < committed_at_kill.get(where[fid.split(":")[0]][0], 0)
+            )
+            assert not committed_again, f"committed events processed again: {committed_again[:3]}"
         uncommitted = total - sum(committed_at_kill.values())
         processed = events_total(second_worker.metrics())
         print(

@@ -39,6 +39,7 @@ __all__ = [
     "generate_events",
     "invalid_lines",
     "load_example_conversations",
+    "memory_probes",
     "write_jsonl",
 ]
 
@@ -382,6 +383,21 @@ def event(
         "content": content,
         **{k: v for k, v in extra.items() if v is not None},
     }
+
+
+def memory_probes(n: int, prefix: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """``(user turns, answers)`` of ``n`` conversations that test conversation memory across
+    whatever happens between the two lists (a kill, a rebalance, a restart): each user gives an
+    address; the answer repeats it in capitals (``echo``: only right with the user's turn
+    remembered) and gives another one (``leak``)."""
+    before, after = [], []
+    for i in range(n):
+        cid = f"{prefix}-mem-{i:03d}"
+        own = f"own.{i}.{prefix}@example.org"
+        before.append(event(f"{cid}-t0", cid, 0, "user", f"Mail me at {own} please."))
+        answer = f"Sent to {own.upper()}; copy to other.{i}.{prefix}@example.com."
+        after.append(event(f"{cid}-t1", cid, 1, "assistant", answer))
+    return before, after
 
 
 def generate_events(

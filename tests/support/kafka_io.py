@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.errors import KafkaError
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -15,6 +15,7 @@ __all__ = [
     "TopicReader",
     "committed_offsets",
     "counter_values",
+    "end_offsets",
     "events_total",
     "findings_by_rule_direction",
     "invalid_by_reason",
@@ -26,10 +27,12 @@ class TopicReader:
     """Reads a whole topic from the earliest offset, without a consumer group (nothing committed).
 
     Records accumulate in :attr:`records` across calls, so one reader can follow a topic through
-    several phases of a test.
+    several phases of a test. ``committed_only``: read as a downstream consumer of a worker with
+    Kafka transactions would (``read_committed``: records of aborted or open transactions are
+    not returned).
     """
 
-    def __init__(self, bootstrap: str, topic: str) -> None:
+    def __init__(self, bootstrap: str, topic: str, *, committed_only: bool = False) -> None:
         self.topic = topic
         self.records: list[Any] = []
         self._consumer = KafkaConsumer(
@@ -40,6 +43,7 @@ class TopicReader:
             enable_auto_commit=False,
             consumer_timeout_ms=1000,
             client_id=f"vigil-test-reader-{topic}",
+            isolation_level="read_committed" if committed_only else "read_uncommitted",
         )
 
     def poll(self, timeout_ms: int = 1000) -> int:
@@ -96,6 +100,17 @@ def produce(bootstrap: str, topic: str, messages: list[tuple[bytes | None, bytes
         return [fut.get(timeout=60) for fut in futures]
     finally:
         producer.close()
+
+
+def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
+    """``{partition: end offset}`` of ``topic``."""
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, client_id="vigil-test-end-offsets")
+    try:
+        parts = consumer.partitions_for_topic(topic) or set()
+        ends = consumer.end_offsets([TopicPartition(topic, p) for p in parts])
+        return {tp.partition: off for tp, off in ends.items()}
+    finally:
+        consumer.close()
 
 
 def committed_offsets(bootstrap: str, group: str, topic: str) -> dict[int, int]:

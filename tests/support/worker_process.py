@@ -23,8 +23,17 @@ import urllib.request
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from subprocess import CompletedProcess
 
-__all__ = ["STOP_GRACE_S", "VigilStack", "WorkerProcess", "free_port", "run_cli"]
+__all__ = [
+    "PARTITIONS",
+    "STOP_GRACE_S",
+    "VigilStack",
+    "WorkerProcess",
+    "cli",
+    "free_port",
+    "run_cli",
+]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 STOP_GRACE_S = 30.0
@@ -38,9 +47,9 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def run_cli(args: list[str], env: dict[str, str], timeout_s: float = 300.0) -> str:
-    """Run ``vigil ARGS`` (this interpreter, ``-m services.cli``); fail with its output."""
-    proc = subprocess.run(
+def cli(args: list[str], env: dict[str, str], timeout_s: float = 300.0) -> CompletedProcess[str]:
+    """Run ``vigil ARGS`` (this interpreter, ``-m services.cli``), output captured."""
+    return subprocess.run(
         [sys.executable, "-m", "services.cli", *args],
         env=env,
         cwd=REPO_ROOT,
@@ -48,6 +57,11 @@ def run_cli(args: list[str], env: dict[str, str], timeout_s: float = 300.0) -> s
         text=True,
         timeout=timeout_s,
     )
+
+
+def run_cli(args: list[str], env: dict[str, str], timeout_s: float = 300.0) -> str:
+    """Run ``vigil ARGS``; its stdout, or fail with its output."""
+    proc = cli(args, env, timeout_s)
     if proc.returncode != 0:
         raise AssertionError(
             f"vigil {' '.join(args)} exited {proc.returncode}\n"
@@ -77,15 +91,9 @@ class WorkerProcess:
     # ------------------------------------------------------------------ lifecycle
 
     def start(self, timeout_s: float = START_TIMEOUT_S) -> WorkerProcess:
-        with open(self.log_path, "ab") as log:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "services.cli", "worker", "--loglevel", self.loglevel],
-                env=self.env,
-                cwd=REPO_ROOT,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
+        """Launch the worker and wait until ``/healthz`` answers."""
+        self.launch()
+        assert self.proc is not None
         deadline = time.monotonic() + timeout_s
         while True:
             if not self.alive:
@@ -101,6 +109,19 @@ class WorkerProcess:
                     f"\n{self.diagnostics()}"
                 )
             time.sleep(0.3)
+
+    def launch(self) -> WorkerProcess:
+        """Start the process without waiting for it (a worker whose broker is not up yet)."""
+        with open(self.log_path, "ab") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "services.cli", "worker", "--loglevel", self.loglevel],
+                env=self.env,
+                cwd=REPO_ROOT,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        return self
 
     @property
     def alive(self) -> bool:
@@ -137,6 +158,12 @@ class WorkerProcess:
         except (OSError, urllib.error.URLError):
             return None
         return json.loads(body) if status == 200 else None
+
+    def partitions(self) -> set[int]:
+        """The input partitions this worker owns, once it serves (empty before)."""
+        health = self.healthz() or {}
+        parts = health.get("partitions") if health.get("status") == "ok" else None
+        return set(parts) if isinstance(parts, list) else set()
 
     def metrics(self, timeout_s: float = 30.0) -> str:
         status, body = self._get("/metrics", timeout_s)
@@ -216,6 +243,15 @@ class VigilStack:
                 "VIGIL_DATA_DIR": str(self.data_dir),
                 "VIGIL_SESSION_TIMEOUT_SECONDS": "6",
                 "VIGIL_TOPIC_PARTITIONS": str(self.partitions),
+                # The features' topics too: shared names would mix the tests' streams (and
+                # their partition counts, which the worker's preflight checks).
+                "VIGIL_ALERTS_TOPIC": f"{self.app_id}-alerts",
+                "VIGIL_ALERTS_COUNTS_TOPIC": f"{self.app_id}-alert-counts",
+                "VIGIL_EVALSET_TOPIC": f"{self.app_id}-evalset",
+                "VIGIL_EVALSET_ARCHIVE_TOPIC": f"{self.app_id}-evalset-archive",
+                "VIGIL_EVALSET_LABELS_TOPIC": f"{self.app_id}-review-labels",
+                "VIGIL_REVIEW_LABELS_TOPIC": f"{self.app_id}-review-labels",
+                "VIGIL_REVIEW_ACTIONS_TOPIC": f"{self.app_id}-review-actions",
                 "PYTHONUNBUFFERED": "1",
                 # The tests compare the workers with in-process scans, which use the built-in
                 # development keys; the worker refuses those unless told this is a test setup.
@@ -226,8 +262,11 @@ class VigilStack:
         )
         return env
 
-    def create_topics(self) -> str:
+    def create_topics(self, existing: tuple[str, ...] = ()) -> str:
+        """``vigil topics create``: every topic of the stack is new but ``existing`` ones."""
         out = run_cli(["topics", "create", "--partitions", str(self.partitions)], self.env())
+        for name in existing:
+            assert f"{name}: exists" in out, out
         names = (
             self.input_topic,
             self.findings_topic,
@@ -237,7 +276,7 @@ class VigilStack:
             self.changelog_topic,
         )
         for name in names:
-            assert f"{name}: created" in out, out
+            assert f"{name}: created" in out or name in existing, out
         return out
 
     @property
@@ -248,18 +287,71 @@ class VigilStack:
         (name,) = changelog_topics(Settings(app_id=self.app_id))
         return name
 
-    def start_worker(self, loglevel: str = "info", **overrides: str) -> WorkerProcess:
-        env = self.env(VIGIL_WEB_PORT=str(free_port()), **overrides)
+    def start_worker(
+        self, loglevel: str = "info", *, wait: bool = True, **overrides: str
+    ) -> WorkerProcess:
+        """A new worker of this stack's group; ``wait``: until its ``/healthz`` answers.
+
+        Each running worker has a data dir of its own (RocksDB locks it); a new worker takes the
+        first one no running worker holds, as a replacement takes over a dead one's volume.
+        """
+        held = {w.env.get("VIGIL_DATA_DIR") for w in self.workers if w.alive}
+        slot = next(
+            str(self.data_dir / str(k))
+            for k in range(100)
+            if str(self.data_dir / str(k)) not in held
+        )
+        env = self.env(**{"VIGIL_WEB_PORT": str(free_port()), "VIGIL_DATA_DIR": slot, **overrides})
         log_path = self.work_dir / f"worker-{len(self.workers) + 1}.log"
         worker = WorkerProcess(env, log_path, loglevel)
         self.workers.append(worker)
-        return worker.start()
+        return worker.start() if wait else worker.launch()
 
     def replay(self, path: Path, topic: str | None = None) -> str:
         """``vigil replay PATH --topic T`` (the input topic by default)."""
         out = run_cli(["replay", str(path), "--topic", topic or self.input_topic], self.env())
         assert "sent" in out, out
         return out
+
+    def wait(self, done: Callable[[], bool], what: str, timeout_s: float) -> None:
+        """Until ``done()``; fail with ``what`` and the workers' logs on timeout."""
+        deadline = time.monotonic() + timeout_s
+        while not done():
+            if time.monotonic() > deadline:
+                raise AssertionError(
+                    f"timed out after {timeout_s:.0f}s: {what}\n{self.diagnostics()}"
+                )
+            time.sleep(0.5)
+
+    def committed(self, topic: str | None = None) -> dict[int, int]:
+        """The group's committed offsets on ``topic`` (the input topic by default)."""
+        from tests.support.kafka_io import committed_offsets
+
+        return committed_offsets(self.bootstrap, self.app_id, topic or self.input_topic)
+
+    def caught_up(self, n_input: int) -> Callable[[], bool]:
+        """``done()``: the group has committed ``n_input`` input messages and the whole checks
+        topic (the claim checks the screening asked for)."""
+        from tests.support.kafka_io import end_offsets
+
+        def done() -> bool:
+            if sum(o for o in self.committed().values() if o > 0) < n_input:
+                return False
+            ends = end_offsets(self.bootstrap, self.checks_topic)
+            got = self.committed(self.checks_topic)
+            return all(got.get(p, 0) >= end for p, end in ends.items() if end > 0)
+
+        return done
+
+    def assignment(self) -> dict[int, set[int]]:
+        """``{index in workers: input partitions it owns}`` of the workers still running."""
+        return {i: w.partitions() for i, w in enumerate(self.workers) if w.alive}
+
+    def settled(self) -> bool:
+        """Every running worker serves, and together they own each input partition once."""
+        owned = self.assignment().values()
+        every = sorted(p for parts in owned for p in parts)
+        return all(owned) and every == list(range(self.partitions))
 
     def diagnostics(self) -> str:
         return "\n".join(w.diagnostics() for w in self.workers) or "(no worker started)"

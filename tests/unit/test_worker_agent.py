@@ -21,7 +21,7 @@ from services.dataflow.records import Emit, encode
 from services.dataflow.state import StateSpec
 from services.evalsets.core import CASES, DECISIONS, SAMPLES
 from services.evalsets.state import Selection
-from services.evalsets.streaming import Decision, SampleIn
+from services.evalsets.streaming import Decision, SampleIn, sel_key
 from services.settings import Settings
 from services.streaming.runner import MemoryStates, Record, StreamRunner, pack, unpack
 from services.streaming.state import TableBackend, TableStore
@@ -340,6 +340,68 @@ async def test_the_local_store_holds_only_writes_the_changelog_acknowledged() ->
     restarted = TableStore(spec, TableBackend(table), 0)
     assert "a" not in restarted and restarted["b"] == b"changed"
     assert dict(store.scan_prefix("")) == {"b": b"changed"}
+
+
+class YieldingSink(ListSink):
+    """A sink that lets other tasks run before each record is taken, as a producer does."""
+
+    async def __call__(self, emit: Emit) -> asyncio.Future[Any]:
+        await asyncio.sleep(0)
+        return await super().__call__(emit)
+
+
+async def test_a_case_screened_while_its_eviction_is_applied_ends_evicted(tmp_path: Path) -> None:
+    # Screening and the decisions agent share a partition's cases: a screening batch that
+    # computed a case before an eviction must not publish it after the eviction's tombstone,
+    # or the evicted case stays live on the compacted topic.
+    _, decisions, runner = await _sampled(tmp_path, None)
+    sink = YieldingSink()
+    runner.send = sink
+    records = [Record(v, None, "decisions", 0, i) for i, v in enumerate(decisions)]
+    await runner.decisions(records)
+    selected = [
+        d
+        for r in records
+        for d in unpack(r, Decision)
+        if d.kind == "update" and d.selection is not None
+    ]
+    assert selected and sink.values(CASES)
+    chosen = selected[0]
+    cid = chosen.conversation_id
+    assert cid is not None
+    key = f"{chosen.period}:{cid}".encode()
+    evict = Decision(kind="update", period=chosen.period, partition=0, conversation_id=cid)
+    sink.emits.clear()
+    more = [_event(t, "user", f"more about paracetamol {t}", cid) for t in (10, 12)]
+    await asyncio.gather(
+        runner.screen([Record(e, b"k", "chat.events", 0, 100 + i) for i, e in enumerate(more)]),
+        runner.decisions([Record(evict.model_dump_json().encode(), None, "decisions", 0, 99)]),
+    )
+    of_case = [e for e in sink.emits if e.channel == CASES and e.key == key]
+    assert of_case and of_case[-1].value is None, [e.value is None for e in of_case]
+
+
+async def test_the_close_tombstones_a_case_whose_selection_the_state_lost(tmp_path: Path) -> None:
+    # A worker killed after its state dropped a selection but before the case's tombstone
+    # reached the topic leaves a live case that no state remembers: the final sync of the
+    # period tombstones the case of every conversation it does not keep.
+    _, decisions, runner = await _sampled(tmp_path, None)
+    records = [Record(v, None, "decisions", 0, i) for i, v in enumerate(decisions)]
+    await runner.decisions(records)
+    chosen = next(
+        d for r in records for d in unpack(r, Decision) if d.kind == "update" and d.selection
+    )
+    assert chosen.conversation_id is not None
+    cases = runner.partition_state(0).cases
+    assert cases is not None
+    cases.pop(sel_key(0, chosen.period, chosen.conversation_id))  # the lost selection
+    cases.flush()
+    sink = ListSink()
+    runner.send = sink
+    close = Decision(kind="sync", period=chosen.period, partition=0, keep=[], final=True)
+    await runner.decisions([Record(close.model_dump_json().encode(), None, "decisions", 0, 99)])
+    key = f"{chosen.period}:{chosen.conversation_id}".encode()
+    assert [e.value for e in sink.emits if e.channel == CASES and e.key == key] == [None]
 
 
 async def test_an_undelivered_changelog_record_is_logged_by_kind_and_cause_never_key(

@@ -1,0 +1,243 @@
+"""Exactly-once mode, broker-free: what goes into which transaction, and when commits may run.
+
+The broker side (an aborted transaction's records stay invisible to ``read_committed`` readers)
+is shown by ``tests/integration/test_worker_restart.py``; here the worker's part of the bargain:
+a batch's emits and state writes carry the transactional id of their source partition, writes
+outside a batch carry none (whatever partition they go to), and a commit waits for the batch
+scope in progress.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from functools import partial
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from prometheus_client import CollectorRegistry
+
+from services.settings import Settings
+from services.streaming.runner import Record
+from services.streaming.transactions import (
+    CURRENT,
+    ScopedConsumer,
+    ScopedTransactionManager,
+    Transactions,
+    current_transaction,
+)
+
+PACK = Path(__file__).parent.parent / "data" / "mini-pack.yaml"
+
+
+class FakeStream:
+    def __init__(self) -> None:
+        self.acked: list[Any] = []
+
+    async def ack(self, event: Any) -> bool:
+        self.acked.append(event)
+        return True
+
+
+class FakeApp:
+    """What :class:`Transactions` uses of a Faust app."""
+
+    class conf:
+        id = "vigil"
+
+    class assignor:
+        @staticmethod
+        def group_for_topic(topic: str) -> int:
+            return {"chat.events": 0, "vigil-evalset-samples": 0}[topic]
+
+    class transport:
+        pass
+
+
+class FakeBackend:
+    def __init__(self) -> None:
+        self.drained: list[str | None] = []
+
+    async def drain(self) -> None:
+        self.drained.append(current_transaction())
+
+
+def _record(partition: int, offset: int, topic: str = "chat.events") -> Record:
+    return Record(b"{}", b"k", topic, partition, offset)
+
+
+async def test_each_partition_of_a_batch_runs_in_its_own_transaction() -> None:
+    backend = FakeBackend()
+    tx = Transactions(FakeApp(), backend)  # type: ignore[arg-type]
+    seen: list[tuple[str | None, list[int]]] = []
+
+    async def handle(records: list[Record]) -> None:
+        seen.append((current_transaction(), [r.offset for r in records]))
+
+    stream = FakeStream()
+    batch = [_record(2, 10), _record(0, 5), _record(2, 11), _record(0, 6, "vigil-evalset-samples")]
+    await tx.process(stream, ["e1", "e2", "e3", "e4"], batch, handle)
+    assert seen == [("vigil-0-2", [10, 11]), ("vigil-0-0", [5]), ("vigil-0-0", [6])]
+    assert backend.drained == ["vigil-0-2", "vigil-0-0", "vigil-0-0"]
+    assert stream.acked == ["e1", "e2", "e3", "e4"]  # after every part was sent
+    assert current_transaction() is None
+
+
+def test_the_app_in_exactly_once_mode_uses_the_scoped_consumer(tmp_path: Path) -> None:
+    from services.streaming.app import create_app
+
+    app = create_app(
+        Settings(
+            rules_dir=PACK,
+            data_dir=tmp_path,
+            web_port=6198,
+            store="memory://",
+            processing_guarantee="exactly_once",
+        ),
+        CollectorRegistry(),
+    )
+    assert isinstance(app.vigil_transactions, Transactions)
+    assert isinstance(app.consumer, ScopedConsumer)
+    assert isinstance(app.consumer.transactions, ScopedTransactionManager)
+    assert app.in_transaction is False  # not in a worker process: Faust's own flag
+
+
+async def test_a_commit_waits_for_the_batch_scope_in_progress(tmp_path: Path) -> None:
+    from services.streaming.app import create_app
+
+    settings = Settings(
+        rules_dir=PACK,
+        data_dir=tmp_path,
+        web_port=6197,
+        store="memory://",
+        processing_guarantee="exactly_once",
+    )
+    app = create_app(settings, CollectorRegistry())
+    tx: Transactions = app.vigil_transactions
+    tx.transactional_id = lambda topic, partition: f"vigil-0-{partition}"  # type: ignore[method-assign]
+    order: list[str] = []
+    inside = asyncio.Event()
+    release = asyncio.Event()
+
+    async def handle(records: list[Record]) -> None:
+        order.append("batch sent")
+        inside.set()
+        await release.wait()
+        order.append("batch done")
+
+    batch = asyncio.create_task(tx.process(FakeStream(), ["e"], [_record(0, 1)], handle))
+    await inside.wait()
+
+    async def commit() -> None:
+        await app.consumer.commit()  # Faust's timer, a rebalance, shutdown
+        order.append("committed")
+
+    committing = asyncio.create_task(commit())
+    await asyncio.sleep(0.05)
+    assert order == ["batch sent"]  # the commit waits for the scope
+    release.set()
+    await asyncio.gather(batch, committing)
+    assert order == ["batch sent", "batch done", "committed"]
+
+
+class FakeProducer:
+    """Records each send with the batch scope it was made in (what
+    :class:`ScopedTransactionManager` routes by) and acknowledges it."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, bytes | None, bytes | None, int | None, str | None]] = []
+
+    async def send(
+        self,
+        topic: str,
+        key: bytes | None,
+        value: bytes | None,
+        partition: int | None,
+        timestamp: float | None,
+        headers: Any,
+        *,
+        transactional_id: str | None = None,
+    ) -> Any:
+        tid = transactional_id or current_transaction()
+        self.sent.append((topic, key, value, partition, tid))
+        fut = asyncio.get_running_loop().create_future()
+        meta = SimpleNamespace(topic_partition=(topic, partition), offset=len(self.sent))
+        fut.set_result(meta)
+        return fut
+
+
+async def test_sends_join_the_transaction_of_their_batch_not_of_their_destination() -> None:
+    # Summaries go to partition 0 of the sampler's topic, decisions to the conversation's
+    # partition: Faust's manager would pick the destination's transaction, which a worker that
+    # does not own that partition has no producer for ("No transaction producer found").
+    producer = FakeProducer()
+    manager = object.__new__(ScopedTransactionManager)
+    manager.producer = producer  # type: ignore[misc]
+    token = CURRENT.set("vigil-0-2")
+    try:
+        await manager.send("vigil-evalset-samples", b"k", b"s", 0, None, None)
+    finally:
+        CURRENT.reset(token)
+    await manager.send("vigil-evalset-samples", b"k", b"t", 0, None, None)  # a timer's tick
+    assert producer.sent == [
+        ("vigil-evalset-samples", b"k", b"s", 0, "vigil-0-2"),
+        ("vigil-evalset-samples", b"k", b"t", 0, None),
+    ]
+
+
+async def test_state_writes_go_out_in_the_transaction_that_wrote_them() -> None:
+    from services.streaming.state import TableBackend
+
+    producer = FakeProducer()
+
+    class Store:
+        def __init__(self) -> None:
+            self.data: dict[bytes, bytes] = {}
+            self._key_partition: dict[bytes, int] = {}
+            self.persisted: dict[Any, int] = {}
+
+        def set_persisted_offset(self, tp: Any, offset: int) -> None:
+            self.persisted[tp] = offset
+
+    class App:
+        in_transaction = False
+
+        async def maybe_start_producer(self) -> FakeProducer:
+            return producer
+
+    table = SimpleNamespace(
+        app=App(),
+        data=Store(),
+        changelog_topic=SimpleNamespace(get_topic_name=lambda: "vigil-state-changelog"),
+    )
+    backend = TableBackend(table)
+    settle = partial(asyncio.sleep, 0.01)
+    backend.put(1, b"1|memory|a", b"x")  # a timer, the review API: no transaction
+    await settle()
+    assert [(k, tid) for _, k, _, _, tid in producer.sent] == [(b"1|memory|a", None)]
+    token = CURRENT.set("vigil-0-1")
+    try:
+        backend.put(1, b"1|memory|b", b"y")
+        backend.put(1, b"1|memory|a", None)
+    finally:
+        CURRENT.reset(token)
+    assert table.data.data == {b"1|memory|b": b"y"}  # the local store is written at once
+    backend.put(2, b"2|memory|c", b"z")  # a timer while the batch is in progress
+    await settle()
+    assert [(k, tid) for _, k, _, _, tid in producer.sent[1:]] == [(b"2|memory|c", None)]
+    assert backend.pending(1, "memory", "b") is not None  # held for the batch's transaction
+    token = CURRENT.set("vigil-0-1")
+    try:
+        await backend.drain()  # the end of the batch's scope
+    finally:
+        CURRENT.reset(token)
+    assert [(k, v, tid) for _, k, v, _, tid in producer.sent[2:]] == [
+        (b"1|memory|b", b"y", "vigil-0-1"),
+        (b"1|memory|a", None, "vigil-0-1"),
+    ]
+    await settle()
+    assert backend.pending(1, "memory", "b") is None
+    assert table.data.persisted == {
+        ("vigil-state-changelog", 1): 4,
+        ("vigil-state-changelog", 2): 2,
+    }
