@@ -238,22 +238,31 @@ def size_sweep(pipe: Any, budget_bytes: int, repeat: int) -> dict[str, Any]:
 # --------------------------------------------------------------------------- (c) and (d)
 
 
-def run_vigil_scan(file: Path, out_dir: Path, rules: C.RulesChoice, pin: bool) -> dict[str, Any]:
-    """Run ``vigil scan`` in a child process; wall time, CPU time and peak RSS of the child.
+def run_vigil_scan(
+    file: Path,
+    out_dir: Path,
+    rules: C.RulesChoice,
+    pin: bool,
+    *,
+    cpu: int = 0,
+    env: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """Run ``vigil scan`` in a child process (pinned to ``cpu`` when ``pin``; ``env`` added to
+    its environment); wall time, CPU time and peak RSS of the child.
 
     Peak RSS comes from GNU ``/usr/bin/time -v`` when present, else from
     ``getrusage(RUSAGE_CHILDREN).ru_maxrss`` (the largest child so far: an upper bound)."""
     vigil = Path(sys.executable).with_name("vigil")
     cmd: list[str] = []
     if pin and shutil.which("taskset"):
-        cmd += ["taskset", "-c", "0"]
+        cmd += ["taskset", "-c", str(cpu)]
     gnu_time = Path("/usr/bin/time")
     if gnu_time.exists():
         cmd += [str(gnu_time), "-v"]
     cmd += [str(vigil), "scan", str(file), "--out", str(out_dir), "--no-progress"]
     cmd += ["--rules", str(rules.path)]
     # the child imports this tree's ``services`` (a patched copy of the repository included)
-    env = {**os.environ, "PYTHONPATH": str(C.REPO_ROOT)}
+    env = {**os.environ, **(env or {}), "PYTHONPATH": str(C.REPO_ROOT)}
     ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     res = subprocess.run(cmd, capture_output=True, text=True, env=env)

@@ -1,0 +1,171 @@
+"""Process probes of the streaming benchmark, read from ``/proc`` (Linux): CPU seconds and
+resident memory of a process tree, the load average, CPU pinning with ``taskset``.
+
+Parsing is kept apart from reading so ``tests/unit/test_streaming_bench.py`` checks it on fixed
+text; nothing here is imported by ``services``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = [
+    "ProcStat",
+    "descendants",
+    "free_port",
+    "loadavg",
+    "parse_proc_stat",
+    "parse_status_kib",
+    "peak_rss_kib",
+    "pinned",
+    "read_proc",
+    "stop_process",
+    "tree_cpu_seconds",
+    "tree_rss_kib",
+    "uptime",
+]
+
+CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+@dataclass(frozen=True)
+class ProcStat:
+    """The fields of ``/proc/<pid>/stat`` the benchmark reads (times in clock ticks)."""
+
+    pid: int
+    comm: str
+    ppid: int
+    utime: int
+    stime: int
+    cutime: int
+    cstime: int
+    rss_pages: int
+
+    def cpu_seconds(self, tck: int = CLK_TCK) -> float:
+        """User + system time of the process and of its children it has waited for."""
+        return (self.utime + self.stime + self.cutime + self.cstime) / tck
+
+
+def parse_proc_stat(text: str) -> ProcStat:
+    """Parse one ``/proc/<pid>/stat`` line. The command name sits in parentheses and may itself
+    contain spaces and parentheses, so the fields are counted from the *last* ``)``."""
+    head, _, tail = text.rpartition(")")
+    pid_s, _, comm = head.partition(" (")
+    f = tail.split()
+    # tail fields: state(3) ppid(4) ... utime(14) stime(15) cutime(16) cstime(17) ... rss(24)
+    return ProcStat(
+        pid=int(pid_s),
+        comm=comm,
+        ppid=int(f[1]),
+        utime=int(f[11]),
+        stime=int(f[12]),
+        cutime=int(f[13]),
+        cstime=int(f[14]),
+        rss_pages=int(f[21]),
+    )
+
+
+def parse_status_kib(text: str, field_name: str = "VmRSS") -> int | None:
+    """A ``kB`` field of ``/proc/<pid>/status`` (``VmRSS``, ``VmHWM`` …) in KiB."""
+    m = re.search(rf"^{re.escape(field_name)}:\s+(\d+)\s+kB", text, re.M)
+    return int(m.group(1)) if m else None
+
+
+def read_proc(pid: int) -> ProcStat | None:
+    try:
+        return parse_proc_stat(Path(f"/proc/{pid}/stat").read_text())
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def descendants(pid: int) -> list[int]:
+    """Live descendants of ``pid`` (``/proc/<pid>/task/*/children``, recursively)."""
+    out: list[int] = []
+    todo = [pid]
+    while todo:
+        p = todo.pop()
+        for children in Path(f"/proc/{p}/task").glob("*/children"):
+            with contextlib.suppress(OSError, ValueError):
+                kids = [int(x) for x in children.read_text().split()]
+                out += kids
+                todo += kids
+    return out
+
+
+def tree_cpu_seconds(pid: int) -> float | None:
+    """CPU seconds (user + system) of ``pid``, its waited-for children and its live
+    descendants; ``None`` once the process is gone."""
+    root = read_proc(pid)
+    if root is None:
+        return None
+    total = root.cpu_seconds()
+    for kid in descendants(pid):
+        st = read_proc(kid)
+        if st is not None:
+            total += st.cpu_seconds()
+    return total
+
+
+def tree_rss_kib(pid: int) -> int | None:
+    """Resident set of ``pid`` and its live descendants (``VmRSS``), in KiB."""
+    total = None
+    for p in [pid, *descendants(pid)]:
+        try:
+            kib = parse_status_kib(Path(f"/proc/{p}/status").read_text())
+        except OSError:
+            continue
+        if kib is not None:
+            total = (total or 0) + kib
+    return total
+
+
+def peak_rss_kib(pid: int) -> int | None:
+    try:
+        return parse_status_kib(Path(f"/proc/{pid}/status").read_text(), "VmHWM")
+    except OSError:
+        return None
+
+
+def loadavg() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def uptime() -> str:
+    try:
+        return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    except OSError:
+        return ""
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def pinned(cmd: list[str], cpu: int | None) -> list[str]:
+    if cpu is None or not shutil.which("taskset"):
+        return cmd
+    return ["taskset", "-c", str(cpu), *cmd]
+
+
+def stop_process(proc: subprocess.Popen[bytes], grace_s: float = 30.0) -> float:
+    """SIGTERM, then SIGKILL after ``grace_s``; returns the seconds it took to exit."""
+    t0 = time.monotonic()
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=30)
+    return time.monotonic() - t0
