@@ -177,6 +177,7 @@ class App:
                 *compacted,
                 *changelogs,
                 *consumed,
+                f"{self.app_id}-__assignor-__leader",  # Faust's own
             ]
         return consumed, [n for n in dict.fromkeys(names) if n != self.input_topic]
 
