@@ -23,6 +23,7 @@ __all__ = [
     "markdown",
     "rates",
     "ratio",
+    "screened_total",
     "steady_rate",
     "value_at",
     "verdict",
@@ -31,6 +32,15 @@ __all__ = [
 
 MIB = 1024 * 1024
 RSS_MARKS = (50_000, 100_000, 200_000, 300_000)
+
+
+def screened_total(metrics_text: str) -> float:
+    """The sum of ``vigil_events_total`` over its labels in a Prometheus text exposition."""
+    total = 0.0
+    for line in metrics_text.splitlines():
+        if line.startswith("vigil_events_total{") or line.startswith("vigil_events_total "):
+            total += float(line.rsplit(" ", 1)[1])
+    return total
 
 
 def value_at(samples: Sequence[Mapping[str, Any]], events: int, key: str) -> float | None:
@@ -243,7 +253,8 @@ def markdown(result: dict[str, Any]) -> str:
             f"**{_f(r.get('two_over_one'), '.2f')}**.",
             "",
             f"Start-to-ready: **{_f(one.get('ready_s'), '.2f')} s** (web up "
-            f"{_f(one.get('web_up_s'), '.2f')} s, first committed offset "
+            f"{_f(one.get('web_up_s'), '.2f')} s, first event screened "
+            f"{_f(one.get('first_event_s'), '.2f')} s, first committed offset "
             f"{_f(one.get('first_commit_s'), '.1f')} s); after a restart with its data dir "
             f"{_f((r.get('restart_warm') or {}).get('ready_s'), '.2f')} s, with an empty data "
             f"dir (changelog recovery) {_f((r.get('restart_cold') or {}).get('ready_s'), '.2f')}"

@@ -80,6 +80,7 @@ from _streaming_report import (
     markdown,
     rates,
     ratio,
+    screened_total,
     steady_rate,
     value_at,
 )
@@ -243,6 +244,15 @@ class Worker:
         except (OSError, urllib.error.URLError, ValueError):
             return None
 
+    def events_screened(self) -> float | None:
+        """``vigil_events_total`` summed over its labels, from ``/metrics``."""
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=5) as resp:
+                text = resp.read().decode("utf-8", "replace")
+        except (OSError, urllib.error.URLError):
+            return None
+        return screened_total(text)
+
     def tail(self, lines: int = 30) -> str:
         try:
             return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
@@ -292,6 +302,18 @@ def wait_ready(workers: Sequence[Worker], partitions: int, timeout_s: float) -> 
         if time.monotonic() > deadline:
             raise SystemExit(f"workers not ready within {timeout_s:.0f}s:\n{workers[0].tail()}")
         time.sleep(0.1)
+
+
+def first_event(workers: Sequence[Worker], timeout_s: float = 30.0) -> float | None:
+    """Seconds from the start to the first screened event (``vigil_events_total`` > 0 on
+    ``/metrics``, polled every 0.1 s): when the workers are not only ready but consuming."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        for w in workers:
+            if (w.events_screened() or 0) > 0:
+                return time.monotonic() - w.started
+        time.sleep(0.1)
+    return None
 
 
 def drain(
@@ -402,6 +424,7 @@ def run_workers(
         w.start()
     try:
         ready = wait_ready(workers, app.partitions, args.ready_timeout)
+        ready["first_event_s"] = first_event(workers)
         assigned = kafka.assigned_topics(app.app_id)
         # what the members are assigned beyond copartitioned_topics (none expected) is watched
         extra = sorted(

@@ -108,6 +108,19 @@ def test_marginal_rate_cancels_startup() -> None:
     assert R.marginal_rate(40_000, 14.0, 10_000, 5.0) is None
 
 
+def test_events_screened_from_the_metrics_text() -> None:
+    text = (
+        "# HELP vigil_events_total Chat events screened, by role and tenant.\n"
+        "# TYPE vigil_events_total counter\n"
+        'vigil_events_total{role="user",tenant="a"} 3.0\n'
+        'vigil_events_total{role="assistant",tenant="a"} 2.0\n'
+        'vigil_events_created{role="user",tenant="a"} 1.7e9\n'
+        'vigil_invalid_events_total{reason="json"} 9.0\n'
+    )
+    assert R.screened_total(text) == 5.0
+    assert R.screened_total("") == 0.0
+
+
 def test_rates_and_ratio() -> None:
     got = R.rates(1000, 2.0, 0.5)
     assert got == {
