@@ -108,6 +108,7 @@ class App:
     root: Path
     extra_env: dict[str, str]
     app_id: str = field(default_factory=lambda: f"bench-{uuid.uuid4().hex[:10]}")
+    created: list[str] = field(default_factory=list)
 
     @property
     def base(self) -> Path:
@@ -147,40 +148,30 @@ class App:
         return self.env(self.base / "data-x", 6066)  # commands that start no web server
 
     def create_topics(self) -> None:
-        """``vigil topics create``, as a user does once before the first worker starts."""
+        """``vigil topics create``, as a user does once before the first worker starts; the
+        names it prints are this app's topics (deleted at the end)."""
         vigil = Path(sys.executable).with_name("vigil")
         cmd = [str(vigil), "topics", "create", "--partitions", str(self.partitions)]
         res = subprocess.run(cmd, env=self.settings_env(), capture_output=True, text=True)
         if res.returncode != 0:
             raise SystemExit(f"vigil topics create failed:\n{res.stdout}\n{res.stderr}")
+        names = re.findall(r"^(\S+): (?:created|exists)$", res.stdout, re.M)
+        self.created = [n for n in names if n != self.input_topic]
 
-    def topics(self) -> tuple[list[str], list[str]]:
-        """``(consumed, all)``: the topics the worker consumes besides its changelogs (from
-        ``copartitioned_topics``) and every topic of this app (to delete at the end)."""
+    def own_topics(self) -> list[str]:
+        """Every topic of this app: those ``vigil topics create`` made and Faust's own."""
+        return [*self.created, f"{self.app_id}-__assignor-__leader"]
+
+    def consumed_topics(self) -> list[str]:
+        """The topics the worker consumes, its table changelogs left out (those are read only
+        to recover): ``copartitioned_topics`` under this app's settings."""
         with _environ(self.settings_env()):
             from services.settings import Settings
-            from services.streaming.admin import (
-                changelog_topics,
-                copartitioned_topics,
-                feature_topics,
-            )
+            from services.streaming.admin import changelog_topics, copartitioned_topics
 
             s = Settings()
             changelogs = set(changelog_topics(s))
-            consumed = [t for t in dict.fromkeys(copartitioned_topics(s)) if t not in changelogs]
-            own, compacted = feature_topics(s)
-            names = [
-                s.findings_topic,
-                s.dlq_topic,
-                s.checks_topic,
-                s.verdicts_topic,
-                *own,
-                *compacted,
-                *changelogs,
-                *consumed,
-                f"{self.app_id}-__assignor-__leader",  # Faust's own
-            ]
-        return consumed, [n for n in dict.fromkeys(names) if n != self.input_topic]
+            return [t for t in dict.fromkeys(copartitioned_topics(s)) if t not in changelogs]
 
 
 @contextlib.contextmanager
@@ -418,7 +409,7 @@ def run_workers(
         for i, cpu in enumerate(cpus)
     ]
     spy: PySpy | None = None
-    consumed, _ = app.topics()
+    consumed = app.consumed_topics()
     load0 = loadavg()
     for w in workers:
         w.start()
@@ -619,8 +610,7 @@ def _extra_env(args: argparse.Namespace) -> dict[str, str]:
 
 def _cleanup_app(kafka: Kafka, app: App, args: argparse.Namespace) -> None:
     if not args.keep_topics:
-        _, names = app.topics()
-        kafka.delete_topics(names)
+        kafka.delete_topics(app.own_topics())
 
 
 def bench_mix(
