@@ -198,6 +198,8 @@ def markdown(result: dict[str, Any]) -> str:
         f"{result['loadavg_end']}; each row gives the 1-min load average before → after it.",
         "",
     ]
+    if result.get("complete") is False:
+        lines += ["**Partial result**: written after a part of the run; the rest is missing.", ""]
     for mix, r in result["mixes"].items():
         lines += [
             f"## {mix}: {r['produce']['events']:,} events, "

@@ -744,6 +744,23 @@ def main(argv: list[str] | None = None) -> dict[str, Any] | None:
     }
     base = Path(tempfile.mkdtemp(prefix="vigil-bench-stream-"))
     t_start = time.monotonic()
+    name = args.out or ("streaming_quick" if args.quick else "streaming")
+
+    def save(complete: bool) -> dict[str, Any]:
+        """Write the JSON and the markdown (after every part too, so a long run that dies
+        keeps what it measured; ``complete`` says whether it got to the end)."""
+        result.update(
+            complete=complete,
+            loadavg_end=loadavg(),
+            uptime_end=uptime(),
+            duration_s=time.monotonic() - t_start,
+        )
+        result["targets"] = evaluate(result)
+        path = C.save_result(name, result, rules)
+        saved: dict[str, Any] = json.loads(path.read_text())
+        path.with_suffix(".md").write_text(markdown(saved), encoding="utf-8")
+        return saved
+
     try:
         with broker(Path(args.broker_state), args.keep_broker) as (bootstrap, how):
             result["broker"] = how
@@ -751,6 +768,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any] | None:
             try:
                 for mix in mixes:
                     result["mixes"][mix] = bench_mix(kafka, bootstrap, mix, args, base)
+                    save(complete=False)
             finally:
                 kafka.close()
         if args.scan:
@@ -758,18 +776,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any] | None:
             result["scan"] = scan_runs(mixes, args, rules)
     finally:
         shutil.rmtree(base, ignore_errors=True)
-    result["loadavg_end"] = loadavg()
-    result["uptime_end"] = uptime()
-    result["duration_s"] = time.monotonic() - t_start
-    result["targets"] = evaluate(result)
-    name = args.out or ("streaming_quick" if args.quick else "streaming")
-    path = C.save_result(name, result, rules)
-    saved = json.loads(path.read_text())
-    text = markdown(saved)
-    md = path.with_suffix(".md")
-    md.write_text(text, encoding="utf-8")
-    print("\n" + text)
-    print(f"raw results: {C.rel(path)}; table: {C.rel(md)}")
+    saved = save(complete=True)
+    path = C.RESULTS_DIR / f"{name}.json"
+    print("\n" + markdown(saved))
+    print(f"raw results: {C.rel(path)}; table: {C.rel(path.with_suffix('.md'))}")
     return saved
 
 
