@@ -43,12 +43,10 @@ class ProcStat:
 
     pid: int
     comm: str
-    ppid: int
     utime: int
     stime: int
     cutime: int
     cstime: int
-    rss_pages: int
 
     def cpu_seconds(self, tck: int = CLK_TCK) -> float:
         """User + system time of the process and of its children it has waited for."""
@@ -61,16 +59,14 @@ def parse_proc_stat(text: str) -> ProcStat:
     head, _, tail = text.rpartition(")")
     pid_s, _, comm = head.partition(" (")
     f = tail.split()
-    # tail fields: state(3) ppid(4) ... utime(14) stime(15) cutime(16) cstime(17) ... rss(24)
+    # fields after the name: state(3) ppid(4) … utime(14) stime(15) cutime(16) cstime(17)
     return ProcStat(
         pid=int(pid_s),
         comm=comm,
-        ppid=int(f[1]),
         utime=int(f[11]),
         stime=int(f[12]),
         cutime=int(f[13]),
         cstime=int(f[14]),
-        rss_pages=int(f[21]),
     )
 
 

@@ -31,9 +31,8 @@ STATUS = "Name:\tvigil\nVmPeak:\t  700000 kB\nVmHWM:\t  215000 kB\nVmRSS:\t  207
 
 def test_proc_stat_fields_are_counted_from_the_last_parenthesis() -> None:
     st = P.parse_proc_stat(STAT)
-    assert (st.pid, st.comm, st.ppid) == (4242, "vigil (worker) x", 1)
+    assert (st.pid, st.comm) == (4242, "vigil (worker) x")
     assert (st.utime, st.stime, st.cutime, st.cstime) == (1212, 63, 5, 2)
-    assert st.rss_pages == 51853
     assert st.cpu_seconds(tck=100) == pytest.approx(12.82)
 
 
