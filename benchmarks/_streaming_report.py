@@ -139,15 +139,20 @@ def evaluate(result: dict[str, Any]) -> list[dict[str, Any]]:
     if "rag" in mixes:
         values["worker_eps_rag"].append(("rag", get("rag", "one_worker", "events_per_s")))
     for mix in mixes:
-        for run in ("one_worker", "two_workers"):
-            r = get(mix, run)
+        for run, path in (
+            ("one_worker", ("one_worker",)),
+            ("scale/one_worker", ("scale", "one_worker")),
+            ("scale/two_workers", ("scale", "two_workers")),
+        ):
+            r = get(mix, *path)
             if r is not None:
                 lag = r["secondary_lag_at_end"] if r["status"] == "done" else None
                 values["secondary_lag"].append((f"{mix}/{run}", lag))
         r = get(mix, "one_worker") or {}
-        a, b = r.get("rss_mib_at_50k"), r.get("rss_mib_at_300k")
-        values["rss_300k_over_50k"].append((mix, b / a if a and b else None))
-        values["rss_300k_mib"].append((mix, b))
+        if (get(mix, "produce", "events") or 0) >= RSS_MARKS[-1]:  # a topic long enough
+            a, b = r.get("rss_mib_at_50k"), r.get("rss_mib_at_300k")
+            values["rss_300k_over_50k"].append((mix, b / a if a and b else None))
+            values["rss_300k_mib"].append((mix, b))
         values["two_over_one"].append((mix, get(mix, "two_over_one")))
         values["start_to_ready_s"].append((mix, r.get("ready_s")))
     for mix, s in scan.items():
@@ -207,13 +212,15 @@ def markdown(result: dict[str, Any]) -> str:
             "",
         ]
         rows = []
-        for key, name in (
-            ("bare_1", "bare aiokafka + json.loads #1"),
-            ("one_worker", "one `vigil worker`"),
-            ("bare_2", "bare aiokafka + json.loads #2"),
-            ("two_workers", "two `vigil worker`s, one group"),
+        scale = r.get("scale") or {}
+        k = (scale.get("produce") or {}).get("events")
+        for x, name in (
+            (r.get("bare_1"), "bare aiokafka + json.loads #1"),
+            (r.get("one_worker"), "one `vigil worker`"),
+            (r.get("bare_2"), "bare aiokafka + json.loads #2"),
+            (scale.get("one_worker"), f"scale-out topic ({_f(k)} events): one worker"),
+            (scale.get("two_workers"), "scale-out topic: two workers, one group"),
         ):
-            x = r.get(key)
             if not x:
                 continue
             rows.append(

@@ -613,25 +613,56 @@ def _cleanup_app(kafka: Kafka, app: App, args: argparse.Namespace) -> None:
         kafka.delete_topics(app.own_topics())
 
 
+def events_per_mix(spec: str | None, default: int) -> dict[str, int]:
+    """``--events``: one number for every mix, or ``examples=N,rag=M`` (others: ``default``)."""
+    out = dict.fromkeys(MIX_NAMES, default)
+    if not spec:
+        return out
+    if "=" not in spec:
+        return dict.fromkeys(MIX_NAMES, int(spec))
+    for part in spec.split(","):
+        mix, _, n = part.partition("=")
+        if mix.strip() not in out:
+            raise SystemExit(f"--events: unknown mix {mix!r} (one of {', '.join(MIX_NAMES)})")
+        out[mix.strip()] = int(n)
+    return out
+
+
+def _new_topic(
+    bootstrap: str, mix: str, n: int, args: argparse.Namespace, base: Path
+) -> tuple[str, dict[str, Any]]:
+    """A fresh topic holding ``n`` events of ``mix``; ``(name, production figures)``."""
+    topic = f"bench-{mix}-{uuid.uuid4().hex[:8]}"
+    file = base / f"{topic}.jsonl"
+    size = write_mix(mix, file, n)
+    print(f"[{mix}] producing {n:,} events to {topic} …", flush=True)
+    got = produce(bootstrap, topic, file, args.partitions)
+    file.unlink()
+    return topic, {**got, "file_bytes": size, "topic": topic}
+
+
 def bench_mix(
     kafka: Kafka, bootstrap: str, mix: str, args: argparse.Namespace, base: Path
 ) -> dict[str, Any]:
-    """Everything measured on one topic of ``mix`` (module docstring, steps 1–5)."""
-    topic = f"bench-{mix}-{uuid.uuid4().hex[:8]}"
-    out: dict[str, Any] = {"topic": topic, "partitions": args.partitions}
-    file = base / f"{mix}.jsonl"
-    out["file_bytes"] = write_mix(mix, file, args.events)
-    print(f"[{mix}] producing {args.events:,} events to {topic} …", flush=True)
-    out["produce"] = produce(bootstrap, topic, file, args.partitions)
-    file.unlink()
-    total = out["produce"]["events"]
+    """Everything measured for ``mix`` (module docstring, steps 1–5): on a topic of
+    ``--events`` events, and the scale-out on a topic of ``--scale-events``."""
+    n = args.events[mix]
+    topic, produced = _new_topic(bootstrap, mix, n, args, base)
+    out: dict[str, Any] = {"topic": topic, "partitions": args.partitions, "produce": produced}
+    total = produced["events"]
     apps: list[App] = []
+    topics = [topic]
+
+    def new_app(on: str) -> App:
+        app = App(bootstrap, on, args.partitions, base, _extra_env(args))
+        apps.append(app)
+        app.create_topics()
+        return app
+
     try:
         print(f"[{mix}] bare consumer #1 …", flush=True)
         out["bare_1"] = bare(bootstrap, topic, args.partitions, total, args.cpu)
-        app = App(bootstrap, topic, args.partitions, base, _extra_env(args))
-        apps.append(app)
-        app.create_topics()
+        app = new_app(topic)
         print(f"[{mix}] one worker (app {app.app_id}) …", flush=True)
         one = run_workers(kafka, app, [args.cpu], total, args, label="one")
         out["one_worker"] = one
@@ -651,14 +682,8 @@ def bench_mix(
                 app, args.cpu, app.base / f"empty-{app.app_id}", "restart-cold", args
             )
         if args.workers >= 2:
-            app2 = App(bootstrap, topic, args.partitions, base, _extra_env(args))
-            apps.append(app2)
-            app2.create_topics()
-            cpus = args.two_cpus if args.cpu is not None else [None, None]
-            print(f"[{mix}] two workers on CPUs {cpus} …", flush=True)
-            two = run_workers(kafka, app2, cpus, total, args, label="two")
-            out["two_workers"] = two
-            out["two_over_one"] = ratio(two["events_per_s"], one["events_per_s"])
+            out["scale"] = scale_out(kafka, bootstrap, mix, args, base, new_app, topics)
+            out["two_over_one"] = out["scale"]["two_over_one"]
         for profiler in ("py-spy", "cprofile"):
             if profiler in args.profilers:
                 print(f"[{mix}] worker under {profiler} …", flush=True)
@@ -669,13 +694,49 @@ def bench_mix(
         for a in apps:
             _cleanup_app(kafka, a, args)
         if not args.keep_topics:
-            kafka.delete_topics([topic])
+            kafka.delete_topics(topics)
     return out
+
+
+def scale_out(
+    kafka: Kafka,
+    bootstrap: str,
+    mix: str,
+    args: argparse.Namespace,
+    base: Path,
+    new_app: Any,
+    topics: list[str],
+) -> dict[str, Any]:
+    """One worker, then two in one group (each a fresh app), on one topic of
+    ``--scale-events`` events, each until every consumed topic is drained."""
+    topic, produced = _new_topic(bootstrap, mix, args.scale_events, args, base)
+    topics.append(topic)
+    k = produced["events"]
+    print(f"[{mix}] scale-out on {k:,} events: one worker …", flush=True)
+    one = run_workers(kafka, new_app(topic), [args.cpu], k, args, label="scale-one")
+    cpus = args.two_cpus if args.cpu is not None else [None, None]
+    print(f"[{mix}] scale-out: two workers on CPUs {cpus} …", flush=True)
+    two = run_workers(kafka, new_app(topic), cpus, k, args, label="scale-two")
+    return {
+        "produce": produced,
+        "one_worker": one,
+        "two_workers": two,
+        "two_over_one": ratio(two["events_per_s"], one["events_per_s"]),
+    }
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--events", type=int, help="events per mix (default 300000; --quick 3000)")
+    ap.add_argument(
+        "--events",
+        help="events of the main topic: N, or per mix as examples=N,rag=M (default 300000; "
+        "--quick 3000)",
+    )
+    ap.add_argument(
+        "--scale-events",
+        type=int,
+        help="events of the scale-out topic (one worker, then two; default 50000; --quick 2000)",
+    )
     ap.add_argument("--mix", choices=[*MIX_NAMES, "both"], default="both")
     ap.add_argument("--partitions", type=int, default=4, help="input topic partitions (4)")
     ap.add_argument(
@@ -716,8 +777,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--profiled-worker", metavar="OUT", help=argparse.SUPPRESS)
     ap.add_argument("worker_args", nargs="*", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    if args.events is None:
-        args.events = 3_000 if args.quick else 300_000
+    args.events = events_per_mix(args.events, 3_000 if args.quick else 300_000)
+    if args.scale_events is None:
+        args.scale_events = 2_000 if args.quick else 50_000
     if args.no_pin:
         args.cpu = None
     args.profilers = [p for p, on in (("py-spy", args.profile), ("cprofile", args.cprofile)) if on]
@@ -733,6 +795,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any] | None:
     rules = C.resolve_rules(args.rules)
     result: dict[str, Any] = {
         "events": args.events,
+        "scale_events": args.scale_events,
         "partitions": args.partitions,
         "sample_rate": args.sample_rate if args.sample_rate is not None else "default",
         "pinning": "none"

@@ -143,12 +143,17 @@ def _result(**over: object) -> dict[str, object]:
     }
     mixes = {
         "examples": {
+            "produce": {"events": 300_000},
             "worker_vs_bare": 0.3,
             "one_worker": dict(one),
-            "two_workers": {**one, "secondary_lag_at_end": 3},
+            "scale": {
+                "one_worker": dict(one),
+                "two_workers": {**one, "secondary_lag_at_end": 3},
+            },
             "two_over_one": 1.7,
         },
         "rag": {
+            "produce": {"events": 300_000},
             "one_worker": {**one, "events_per_s": 1500.0, "rss_mib_at_300k": None},
             "two_over_one": 1.65,
         },
@@ -185,6 +190,14 @@ def test_a_timed_out_run_has_no_lag_value() -> None:
     rows = {r["key"]: r for r in R.evaluate(res)}
     assert rows["secondary_lag"]["values"]["rag/one_worker"] is None
     assert rows["secondary_lag"]["verdict"] == "miss"
+
+
+def test_a_short_topic_is_not_held_against_the_rss_target() -> None:
+    res = _result()
+    res["mixes"]["rag"]["produce"]["events"] = 100_000  # type: ignore[index]
+    rows = {r["key"]: r for r in R.evaluate(res)}
+    assert rows["rss_300k_over_50k"]["values"] == {"examples": pytest.approx(1.125)}
+    assert rows["rss_300k_over_50k"]["verdict"] == "pass"
 
 
 def test_nothing_measured_is_said() -> None:
@@ -296,3 +309,13 @@ def test_py_spy_stacks_go_to_their_agent_and_stage() -> None:
         "logging": 1,
     }
     assert got["top_leaves"]["EpollSelector.select (selectors.py)"] == 7
+
+
+def test_events_per_mix() -> None:
+    from benchmarks.streaming import events_per_mix
+
+    assert events_per_mix(None, 300) == {"examples": 300, "rag": 300}
+    assert events_per_mix("5000", 300) == {"examples": 5000, "rag": 5000}
+    assert events_per_mix("rag=100000", 300) == {"examples": 300, "rag": 100_000}
+    with pytest.raises(SystemExit, match="unknown mix"):
+        events_per_mix("chat=5", 300)
