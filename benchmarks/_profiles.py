@@ -38,6 +38,7 @@ __all__ = [
     "PROFILE_ON",
     "STAGES",
     "PySpy",
+    "callees",
     "categorize",
     "profiled_worker",
     "summarize_cprofile",
@@ -165,6 +166,28 @@ def categorize(lines: Iterable[str], top: int = 25) -> dict[str, Any]:
     }
 
 
+def callees(lines: Iterable[str], frame: str, top: int = 15) -> tuple[int, dict[str, int]]:
+    """Samples whose stack holds a frame matching ``frame`` (a regular expression), and how they
+    split over the frame called right below its innermost match (``(self)``: the frame itself):
+    a drill-down into one row of :func:`categorize`."""
+    rx = re.compile(frame)
+    below: Counter[str] = Counter()
+    total = 0
+    for line in lines:
+        stack, _, count = line.rstrip("\n").rpartition(" ")
+        if not stack:
+            continue
+        frames = stack.split(";")
+        hits = [i for i, f in enumerate(frames) if rx.search(f)]
+        if not hits:
+            continue
+        n = int(count)
+        total += n
+        rest = frames[hits[-1] + 1 :]
+        below[re.sub(r":\d+\)$", ")", rest[0]) if rest else "(self)"] += n
+    return total, dict(below.most_common(top))
+
+
 class PySpy:
     """``py-spy record`` on a running process until :meth:`stop` (SIGINT: it writes and exits)."""
 
@@ -263,3 +286,13 @@ def summarize_cprofile(path: Path, repo_root: Path, top: int = 30) -> dict[str, 
         "other_us_per_event": (total - agents) / events * 1e6 if events else None,
         "top_by_own_time": re.sub(r"\S*/lib/python3\.\d+/", "", text),
     }
+
+
+if __name__ == "__main__":  # python benchmarks/_profiles.py PY_SPY_RAW_FILE FRAME_REGEX
+    import sys
+
+    with open(sys.argv[1], encoding="utf-8", errors="replace") as fh:
+        n, split = callees(fh, sys.argv[2])
+    print(f"{n} samples under {sys.argv[2]!r}")
+    for name, m in split.items():
+        print(f"{m:8d}  {100 * m / max(n, 1):5.1f} %  {name}")

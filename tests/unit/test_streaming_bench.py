@@ -319,3 +319,32 @@ def test_events_per_mix() -> None:
     assert events_per_mix("rag=100000", 300) == {"examples": 300, "rag": 100_000}
     with pytest.raises(SystemExit, match="unknown mix"):
         events_per_mix("chat=5", 300)
+
+
+def test_callees_drill_into_one_frame() -> None:
+    lines = [
+        _stack(
+            MAIN,
+            *SCREEN,
+            "ReviewCore._flag (services/review/core.py:90)",
+            "make_flag (services/review/evidence.py:40)",
+            n=4,
+        ),
+        _stack(
+            MAIN,
+            *SCREEN,
+            "ReviewCore._flag (services/review/core.py:91)",
+            "intake (services/review/intake.py:12)",
+            "x (y.py:1)",
+            n=2,
+        ),
+        _stack(MAIN, *SCREEN, "ReviewCore._flag (services/review/core.py:95)", n=1),
+        _stack(MAIN, *SCREEN, "Pipeline.check (services/pipeline.py:80)", n=9),
+    ]
+    total, split = PR.callees(lines, r"^ReviewCore\._flag \(")
+    assert total == 7
+    assert split == {
+        "make_flag (services/review/evidence.py)": 4,
+        "intake (services/review/intake.py)": 2,
+        "(self)": 1,
+    }
