@@ -10,7 +10,7 @@ DEMO_OUT ?= out/demo
 
 ## Set up a virtual environment and scan the bundled example log (no Kafka needed).
 demo: install
-	$(BIN)/vigil scan examples/chat-events.jsonl --out $(DEMO_OUT)
+	$(BIN)/vigil scan examples/chat-events.jsonl examples/long-answer.jsonl --out $(DEMO_OUT)
 
 ## Install everything (Debian packages and Python), start Kafka, run the whole suite, stop Kafka.
 test: system-deps install

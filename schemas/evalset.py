@@ -67,7 +67,8 @@ FLAG_STRATA: Final[tuple[FlagStratum, ...]] = (
     "abstention",
     "unflagged",
 )
-FindingVerdict = Literal["true_positive", "false_positive"]
+#: ``unsure`` is recorded but counts in no precision figure.
+FindingVerdict = Literal["true_positive", "false_positive", "unsure"]
 Comparison = Literal[">=", ">", "<=", "<", "=="]
 
 Ident = Annotated[str, StringConstraints(min_length=1, max_length=256, pattern=r"^\S(.*\S)?$")]
@@ -136,9 +137,11 @@ class EvalLabel(_Model):
     conversation_id: Ident
     case_id: Ident | None = None
     event_id: Ident | None = Field(default=None, description="The answer the reviewer judged.")
+    label_id: Ident | None = Field(default=None, description="The review label it comes from.")
+    supersedes: Ident | None = Field(default=None, description="The label this one corrects.")
     labeled_at: AwareDatetime | None = None
     finding_verdicts: dict[str, FindingVerdict] = Field(
-        default_factory=dict, description="finding_id → true_positive / false_positive."
+        default_factory=dict, description="finding_id → true_positive / false_positive / unsure."
     )
     claim_statuses: list[ClaimCorrection] = Field(default_factory=list)
     claim_grounding: list[GroundingCorrection] = Field(default_factory=list)
@@ -154,6 +157,9 @@ class EvalLabel(_Model):
     missed_categories: list[Category] = Field(
         default_factory=list, description="Flag categories the rules should have raised."
     )
+    harm_severity: str | None = Field(default=None, max_length=64)
+    error_categories: list[str] = Field(default_factory=list, max_length=32)
+    rubric: dict[str, float | bool | str] = Field(default_factory=dict, max_length=32)
     note: str | None = Field(default=None, max_length=4096)
 
     @model_validator(mode="after")
@@ -179,10 +185,18 @@ class EvalCase(_Model):
     """
 
     schema_version: Literal[1] = 1
-    case_id: Ident = Field(description="``<period>:<conversation_id>``; the compaction key.")
+    case_id: Ident = Field(
+        description="``<period>:<conversation_id>`` (``#<event_id>`` for an answer case); the "
+        "compaction key."
+    )
     period: PeriodId
     conversation_id: Ident
     event_id: Ident | None = Field(description="The evaluated assistant answer, if any.")
+    unit: Literal["conversation", "answer"] = Field(
+        default="conversation",
+        description="``answer``: one more checked answer with a critical finding of a "
+        "conversation that has its own case.",
+    )
     stratum: str = Field(min_length=1, description="``<flag>|<language>|<tenant>``.")
     flag_stratum: FlagStratum
     language: str = Field(min_length=1, description="Base language, ``und`` when unknown.")
@@ -205,13 +219,22 @@ class EvalCase(_Model):
     fabricated_citations: list[str] = Field(default_factory=list)
     unsupported_citations: list[CitationIssue] = Field(default_factory=list)
     findings: list[Finding] = Field(default_factory=list)
+    critical_answers_unseen: int = Field(
+        default=0,
+        ge=0,
+        description="Checked answers with a critical finding the conversation had beyond what a "
+        "case keeps (not evaluated).",
+    )
     masked: bool = Field(default=True, description="PII spans replaced by masked evidence.")
     label: EvalLabel | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> EvalCase:
-        if self.case_id != f"{self.period}:{self.conversation_id}":
+        base = f"{self.period}:{self.conversation_id}"
+        if self.unit == "conversation" and self.case_id != base:
             raise ValueError("case_id must be '<period>:<conversation_id>'")
+        if self.unit == "answer" and self.case_id != f"{base}#{self.event_id}":
+            raise ValueError("an answer case's id is '<period>:<conversation_id>#<event_id>'")
         if self.stratum.split("|", 1)[0] != self.flag_stratum:
             raise ValueError("stratum must start with flag_stratum")
         if self.label is not None and self.label.conversation_id != self.conversation_id:
@@ -234,6 +257,9 @@ GATE_METRICS: Final[dict[str, bool]] = {
     "fabricated_citations": False,
     "unsupported_citations": False,
     "finding_precision": False,
+    "abstained_accuracy": False,
+    "miss_rate": False,
+    **{f"miss_rate_{c}": False for c in FLAG_STRATA if c != UNFLAGGED},
     "claims_supported": False,
     "claims_contradicted": False,
     "claims_conflict": False,
@@ -255,7 +281,10 @@ class GateSpec(_Model):
     file) the gate also fails when the value is worse than the baseline's by more than
     ``max_drop`` — "worse" is below for ``>=``/``>``, above for ``<=``/``<``, different for ``==``.
     ``weighted`` gates the population-weighted figure, ``stratum`` one stratum's figure.
-    ``on_missing`` decides what a metric without a value (no case carries what it needs) does.
+    ``on_missing`` decides what a metric without a value (no case carries what it needs) does;
+    ``min_cases`` is the least number of cases (or items: checked answers, labelled cases, ...)
+    the value must rest on — an empty set never passes a gate vacuously unless it says
+    ``min_cases: 0``.
     """
 
     id: Ident | None = None
@@ -268,6 +297,11 @@ class GateSpec(_Model):
     weighted: bool = False
     stratum: str | None = Field(default=None, min_length=1)
     on_missing: Literal["fail", "skip"] = "fail"
+    min_cases: int = Field(
+        default=1,
+        ge=0,
+        description="The least number of cases (items) behind the value; fewer fails the gate.",
+    )
 
     @model_validator(mode="after")
     def _metric_known(self) -> GateSpec:

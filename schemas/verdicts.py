@@ -34,6 +34,11 @@ class ClaimVerdict(_Out):
     claim: Claim
     status: ClaimStatus
     sources: list[str] = Field(description="Every source registered for the pair, sorted, unique.")
+    registered: list[str] = Field(
+        default_factory=list,
+        description="Every value registered for the pair, sorted, unique (what the claim is "
+        "compared with; empty when unknown).",
+    )
     origin: Literal["event", "extracted"] = Field(
         description="From the event's `claims` field, or extracted from the answer by a rule."
     )

@@ -53,7 +53,10 @@ def _fail(message: str, code: int = 2) -> typer.Exit:
 
 @app.command()
 def scan(
-    file: Annotated[str, typer.Argument(help="JSONL file of ChatEvents, or - for stdin.")],
+    files: Annotated[
+        list[str],
+        typer.Argument(help="JSONL files of ChatEvents (read in turn as one log), or - for stdin."),
+    ],
     out_dir: Annotated[Path, typer.Option("--out", help="Folder for the outputs.")] = Path(
         "vigil-out"
     ),
@@ -74,14 +77,17 @@ def scan(
     ] = None,
     progress: Annotated[bool, typer.Option(help="Progress bar (on a terminal only).")] = True,
 ) -> None:
-    """Run every stage over FILE in this process, without Kafka, and print a summary."""
+    """Run every stage over FILES in this process, without Kafka, and print a summary."""
     from services.grounding import ExtractorError, FactError
     from services.pipeline import Pipeline
     from services.rules import PackError
     from services.scan import run_scan
 
-    if file != "-" and not Path(file).is_file():
-        raise _fail(f"{file}: no such file")
+    if "-" in files and len(files) > 1:
+        raise _fail("- (stdin) cannot be scanned together with files")
+    for file in files:
+        if file != "-" and not Path(file).is_file():
+            raise _fail(f"{file}: no such file")
     settings = _settings(
         rules_dir=rules,
         max_content_bytes=max_content_bytes,
@@ -95,7 +101,7 @@ def scan(
     except (PackError, FactError, ExtractorError, ValueError) as exc:
         raise _fail(str(exc)) from None
     bar = sys.stderr if progress and sys.stderr.isatty() else None
-    summary = run_scan(file, out_dir, settings, progress=bar, pipeline=pipeline)
+    summary = run_scan(files, out_dir, settings, progress=bar, pipeline=pipeline)
     _print_summary(summary.as_dict(), out_dir)
 
 
@@ -175,7 +181,12 @@ def worker(
         err.print(f"[yellow]note:[/yellow] {found}")
         settings = settings.model_copy(update={"topic_partitions": partitions})
     faust_app = create_app(settings)
-    faust.Worker(faust_app, loglevel=loglevel.upper()).execute_from_commandline()
+    runner = faust.Worker(faust_app, loglevel=loglevel.upper())
+    # Faust's terminal spinner sets the root logger to DEBUG so that it can spin on every log
+    # record: every debug call of aiokafka and Faust then builds a record (a tenth of the
+    # worker's CPU). A service has no terminal to spin on.
+    runner.spinner = None
+    runner.execute_from_commandline()
 
 
 @app.command()

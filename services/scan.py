@@ -16,7 +16,7 @@ import json
 import os
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -306,7 +306,7 @@ def _judge_fn(judge: BlockingJudge, pipe: Pipeline) -> Callable[[ChatEvent], dic
 
 
 def run_scan(
-    source: str,
+    source: str | Sequence[str],
     out_dir: Path,
     settings: Settings,
     *,
@@ -314,7 +314,8 @@ def run_scan(
     pipeline: Pipeline | None = None,
     spill_dir: Path | None = None,
 ) -> ScanSummary:
-    """Scan ``source`` (a path, or ``-`` for stdin) and write the outputs into ``out_dir``.
+    """Scan ``source`` (a path, ``-`` for stdin, or several paths read one after the other as
+    one log) and write the outputs into ``out_dir``.
 
     Runs every stage of the dataflow (screening, the sampled claim checks with the judge when
     one is configured, review intake, eval-set sampling) and writes ``findings.jsonl``,
@@ -326,14 +327,11 @@ def run_scan(
     jconf = judge_config(settings)
     out_dir.mkdir(parents=True, exist_ok=True)
     summary = ScanSummary()
-    name = "stdin" if source == "-" else Path(source).name
+    sources = [source] if isinstance(source, str) else list(source)
+    if "-" in sources and len(sources) > 1:
+        raise ValueError("stdin (-) cannot be scanned together with files")
     with ExitStack() as stack:
-        if source == "-":
-            stream: BinaryIO = sys.stdin.buffer
-            total = None
-        else:
-            stream = stack.enter_context(open(source, "rb"))
-            total = Path(source).stat().st_size
+        total = None if sources == ["-"] else sum(Path(p).stat().st_size for p in sources)
         files = _Files(stack, out_dir)
         for required in ("findings.jsonl", "dead_letters.jsonl", "verdicts.jsonl"):
             files.open(required)
@@ -346,7 +344,7 @@ def run_scan(
         bar = _progress(stack, progress, total)
         clock = 0.0
         since_sweep = 0
-        for number, raw in iter_lines(stream):
+        for name, number, raw in _records(stack, sources):
             summary.lines += 1
             if bar is not None:
                 bar(len(raw) + 1)
@@ -370,6 +368,19 @@ def run_scan(
     (out_dir / "metrics.prom").write_bytes(pipe.metrics.exposition())
     (out_dir / "summary.json").write_text(json.dumps(summary.as_dict(), indent=2) + "\n")
     return summary
+
+
+def _records(stack: ExitStack, sources: list[str]) -> Iterator[tuple[str, int, bytes]]:
+    """``(file name, line number, line)`` of every source in turn (``-``: stdin)."""
+    for path in sources:
+        if path == "-":
+            stream: BinaryIO = sys.stdin.buffer
+            name = "stdin"
+        else:
+            stream = stack.enter_context(open(path, "rb"))  # noqa: SIM115
+            name = Path(path).name
+        for number, raw in iter_lines(stream):
+            yield name, number, raw
 
 
 def _progress(

@@ -5,7 +5,9 @@ accumulators) grows with the number of conversations in the file, so holding it 
 a scan's memory grow with the file. A :class:`SqliteStore` keeps such a kind in a table of a
 private temporary database, with a small write buffer in front: memory stays flat, the file
 holds at most the kind's bound. :class:`SpillFile` owns the database (a private folder, mode
-0700, removed when the scan ends). Nothing here is durable across runs.
+0700, removed when the scan ends); :meth:`SpillFile.durable` opens a database that stays (the
+embedded review queue of ``vigil review serve --from DIR``), where every flush is a committed
+transaction.
 """
 
 from __future__ import annotations
@@ -28,19 +30,34 @@ FLUSH_EVERY = 2048
 class SpillFile:
     """A private temporary SQLite database for the spilled stores of one run."""
 
-    def __init__(self, parent: Path | None = None, *, cache_kib: int = 8192) -> None:
-        self.folder = Path(tempfile.mkdtemp(prefix="vigil-spill-", dir=parent))
-        self.folder.chmod(0o700)
-        self.path = self.folder / "state.sqlite"
+    def __init__(
+        self, parent: Path | None = None, *, cache_kib: int = 8192, path: Path | None = None
+    ) -> None:
+        self.keep = path is not None
+        if path is None:
+            self.folder = Path(tempfile.mkdtemp(prefix="vigil-spill-", dir=parent))
+            self.folder.chmod(0o700)
+            self.path = self.folder / "state.sqlite"
+        else:
+            self.folder = path.parent
+            self.path = path
         self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        durable = ("journal_mode=WAL", "synchronous=FULL")
+        scratch = ("journal_mode=OFF", "synchronous=OFF")
         for pragma in (
-            "journal_mode=OFF",
-            "synchronous=OFF",
+            *(durable if self.keep else scratch),
             "temp_store=FILE",
             f"cache_size=-{cache_kib}",
         ):
             self.db.execute(f"PRAGMA {pragma}")
         self.stores: list[SqliteStore] = []
+
+    @classmethod
+    def durable(cls, path: Path) -> SpillFile:
+        """A database at ``path`` that outlives the process (created mode 0600)."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch(mode=0o600, exist_ok=True)
+        return cls(path=path)
 
     def store(self, spec: StateSpec) -> SqliteStore:
         s = SqliteStore(spec, self)
@@ -51,7 +68,8 @@ class SpillFile:
         for s in self.stores:
             s.flush()
         self.db.close()
-        shutil.rmtree(self.folder, ignore_errors=True)
+        if not self.keep:
+            shutil.rmtree(self.folder, ignore_errors=True)
 
     def __enter__(self) -> SpillFile:
         return self

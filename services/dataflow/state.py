@@ -237,6 +237,8 @@ class ObjectCache:
         self.encode = encode
         self.size = size
         self._entries: OrderedDict[tuple[int, str], list[Any]] = OrderedDict()
+        #: The entries changed since the last flush (a flush writes these, not the whole cache).
+        self._dirty: dict[tuple[int, str], list[Any]] = {}
 
     def get(self, store: MutableMapping[str, bytes], key: str) -> Any:
         """The decoded value at ``key`` (``None`` when absent); cached."""
@@ -257,13 +259,16 @@ class ObjectCache:
 
     def delete(self, store: MutableMapping[str, bytes], key: str) -> None:
         self._entries.pop((id(store), key), None)
+        self._dirty.pop((id(store), key), None)
         store.pop(key, None)
 
     def raw(self, store: MutableMapping[str, bytes], key: str) -> bytes | None:
         """The encoded value as the store will hold it after the next flush."""
-        entry = self._entries.get((id(store), key))
+        ident = (id(store), key)
+        entry = self._entries.get(ident)
         if entry is not None and entry[0] is store and entry[2]:
             self._write(entry, key)
+            self._dirty.pop(ident, None)
         return store.get(key)
 
     def _remember(
@@ -273,14 +278,20 @@ class ObjectCache:
         old = self._entries.get(ident)
         if old is not None and old[0] is store:
             old[1] = value
-            old[2] = old[2] or dirty
+            if dirty and not old[2]:
+                old[2] = True
+                self._dirty[ident] = old
             self._entries.move_to_end(ident)
             return
-        self._entries[ident] = [store, value, dirty]
+        entry = [store, value, dirty]
+        self._entries[ident] = entry
+        if dirty:
+            self._dirty[ident] = entry
         while len(self._entries) > self.size:
-            (_, k), entry = self._entries.popitem(last=False)
+            gone, entry = self._entries.popitem(last=False)
             if entry[2]:
-                self._write(entry, k)
+                self._write(entry, gone[1])
+                self._dirty.pop(gone, None)
 
     def _write(self, entry: list[Any], key: str) -> None:
         store, value, _ = entry
@@ -289,10 +300,12 @@ class ObjectCache:
 
     def flush(self) -> None:
         """Write every changed value to its store."""
-        for (_, key), entry in self._entries.items():
+        dirty, self._dirty = self._dirty, {}
+        for (_, key), entry in dirty.items():
             if entry[2]:
                 self._write(entry, key)
 
     def clear(self) -> None:
         """Forget every entry without writing (after a rebalance: the store is the truth)."""
         self._entries.clear()
+        self._dirty.clear()

@@ -14,13 +14,24 @@ faithfulness
 claim support
     The fact checks of every case, each status replaced by the label's correction
     (``claim_statuses``, matched on the claim) when there is one.
-abstention (``coverage``, ``overall_accuracy``, ``answered_accuracy``, ``risk``)
+abstention (``coverage``, ``overall_accuracy``, ``answered_accuracy``, ``risk``,
+``abstained_accuracy``)
     Cases with a target: a label with ``answer_correct``, ``expected_answer`` or
     ``expected_abstention``. An abstained case is a ``None`` prediction. An answered case is
     correct when ``answer_correct`` says so; else, with ``expected_abstention``, it is wrong;
     else when the answer equals ``expected_answer`` after normalisation
     (:func:`~services.evalsets.rotation.normalise_question`: NFKC, case folding, punctuation and
     whitespace collapsed — meant for short answers; judge long ones with ``answer_correct``).
+    An abstained case was right to abstain when ``answer_correct`` (the reviewer's judgement of
+    what the assistant did) or ``expected_abstention`` says so, wrong when either says not or an
+    ``expected_answer`` is given: ``abstained_accuracy`` is the share of right abstentions.
+miss rate (``miss_rate``, ``miss_rate_<category>``)
+    Labelled random unflagged cases: the share whose label names categories the rules missed
+    (``missed_categories``; an empty list means rightly unflagged). Weighted, it is the
+    estimate of :mod:`services.evalsets.missrate`.
+per-rule precision (``finding_precision``; the report's ``rule_precision``)
+    The labels' finding verdicts, by the rule of each finding (from the case's findings);
+    ``unsure`` verdicts are counted apart and left out of precision.
 risk–coverage
     Answered cases with a target and a ``confidence``; abstained cases have no correctness.
 ungrounded dose claims
@@ -38,7 +49,7 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from schemas.evalset import EvalCase, GateSpec
+from schemas.evalset import FLAG_STRATA, UNFLAGGED, EvalCase, GateSpec
 from services.evalrun.report import EvalReport, MetricBlock, RunOptions
 from services.evalsets.periods import periods_order_key
 from services.evalsets.rotation import normalise_question
@@ -53,9 +64,20 @@ from services.evaluation import (
     risk_coverage_curve,
 )
 
-__all__ = ["CaseFacts", "case_facts", "is_correct", "metric_block", "run_eval"]
+__all__ = [
+    "MISS_CATEGORIES",
+    "CaseFacts",
+    "abstained_right",
+    "case_facts",
+    "is_correct",
+    "metric_block",
+    "rule_precision",
+    "run_eval",
+]
 
 _CHUNK: Final = 1000
+#: Categories with a miss rate of their own (``miss_rate_<category>``).
+MISS_CATEGORIES: Final = tuple(c for c in FLAG_STRATA if c != UNFLAGGED)
 _CORRECT: Final = "correct"
 _WRONG: Final = "wrong"
 
@@ -80,6 +102,10 @@ class CaseFacts:
     unsupported: int = 0
     true_positives: int = 0
     false_positives: int = 0
+    abstain_right: bool | None = None
+    #: Labelled random-unflagged case: the categories its label says the rules missed.
+    missed: tuple[str, ...] | None = None
+    critical_unseen: int = 0
 
 
 def is_correct(case: EvalCase) -> bool | None:
@@ -93,6 +119,21 @@ def is_correct(case: EvalCase) -> bool | None:
         return False
     if label.expected_answer is not None:
         return normalise_question(case.answer) == normalise_question(label.expected_answer)
+    return None
+
+
+def abstained_right(case: EvalCase) -> bool | None:
+    """Whether an abstained case was right to abstain by its label (``None``: not abstained, or
+    the label does not say)."""
+    label = case.label
+    if label is None or not case.abstained:
+        return None
+    if label.answer_correct is not None:
+        return label.answer_correct
+    if label.expected_abstention is not None:
+        return label.expected_abstention
+    if label.expected_answer is not None:
+        return False
     return None
 
 
@@ -170,6 +211,13 @@ def case_facts(case: EvalCase, ks: Sequence[int]) -> CaseFacts:
         unsupported=len(case.unsupported_citations),
         true_positives=verdicts["true_positive"],
         false_positives=verdicts["false_positive"],
+        abstain_right=abstained_right(case),
+        missed=(
+            tuple(label.missed_categories)
+            if label is not None and case.flag_stratum == UNFLAGGED
+            else None
+        ),
+        critical_unseen=case.critical_answers_unseen,
     )
 
 
@@ -313,6 +361,18 @@ def metric_block(
         lambda f: float(bool(f.correct)) if f.has_target and f.answered else None,
         binary=True,
     )
+    mean_of(
+        "abstained_accuracy",
+        lambda f: None if f.abstain_right is None else float(f.abstain_right),
+        binary=True,
+    )
+    mean_of("miss_rate", lambda f: None if f.missed is None else float(bool(f.missed)), binary=True)
+    for cat in MISS_CATEGORIES:
+        mean_of(
+            f"miss_rate_{cat}",
+            lambda f, c=cat: None if f.missed is None else float(c in f.missed),  # type: ignore[misc]
+            binary=True,
+        )
     acc = values["answered_accuracy"]
     values["risk"] = None if acc is None else 1.0 - acc
     counts["risk"] = counts["answered_accuracy"]
@@ -337,6 +397,29 @@ def metric_block(
             lambda f: len(f.statuses),
         )
     return MetricBlock(cases=len(facts), values=values, counts=counts, intervals=intervals)
+
+
+def rule_precision(cases: Sequence[EvalCase]) -> dict[str, dict[str, float | int | None]]:
+    """Reviewers' finding verdicts by rule: ``{rule: {true_positive, false_positive, unsure,
+    precision}}``; precision is ``None`` without a true or false positive. A verdict on a
+    finding the case does not hold counts under ``unknown``."""
+    counts: dict[str, Counter[str]] = defaultdict(Counter)
+    for case in cases:
+        if case.label is None:
+            continue
+        rules = {f.finding_id: f.rule_id for f in case.findings}
+        for finding_id, verdict in case.label.finding_verdicts.items():
+            counts[rules.get(finding_id, "unknown")][verdict] += 1
+    out: dict[str, dict[str, float | int | None]] = {}
+    for rule, c in sorted(counts.items()):
+        tp, fp = c["true_positive"], c["false_positive"]
+        out[rule] = {
+            "true_positive": tp,
+            "false_positive": fp,
+            "unsure": c["unsure"],
+            "precision": tp / (tp + fp) if tp + fp else None,
+        }
+    return out
 
 
 def run_eval(
@@ -377,6 +460,8 @@ def run_eval(
         abstention=abstention_summary(facts),
         risk_coverage=risk_coverage(facts, opts.thresholds),
         ungrounded_dose_cases=[f.case_id for f in facts if f.dose_ungrounded],
+        critical_answers_unseen=sum(f.critical_unseen for f in facts),
+        rule_precision=rule_precision(cases),
     )
     results = evaluate_gates(report, gates, baselines or {})
     failed = [r for r in results if not r.passed]

@@ -48,6 +48,8 @@ _WHAT: Final[dict[str, str]] = {
     "answered_accuracy": "no answered case has an answer target",
     "risk": "no answered case has an answer target",
     "finding_precision": "no finding has a review verdict",
+    "abstained_accuracy": "no abstained case has a label that judges it",
+    "miss_rate": "no random unflagged case is labelled",
 }
 
 
@@ -171,11 +173,16 @@ def _evaluate(
         problems.append(f"no stratum {gate.stratum!r} in the cases")
     elif value is None:
         base = gate.key.split("@", 1)[0]
-        why = _WHAT.get(base, "no value")
+        why = _WHAT.get("miss_rate" if base.startswith("miss_rate") else base, "no value")
         if gate.on_missing == "skip":
             skipped = True
         else:
             problems.append(f"no value for {gate.key} — {why}")
+    elif count < gate.min_cases:
+        problems.append(
+            f"{gate.key} rests on {count} case(s); the gate needs at least {gate.min_cases} "
+            "(set min_cases: 0 to accept an empty or smaller set)"
+        )
     else:
         label = f"{gate.key} = {_fmt(value)}"
         if gate.key == "ungrounded_dose_claims" and value and report.ungrounded_dose_cases:
@@ -186,6 +193,12 @@ def _evaluate(
             label += f" over {count}"
         if gate.threshold is not None and not _holds(value, gate.comparison, gate.threshold):
             problems.append(f"{label} is not {gate.comparison} {_fmt(gate.threshold)}")
+        if gate.key == "ungrounded_dose_claims" and report.critical_answers_unseen:
+            problems.append(
+                f"{report.critical_answers_unseen} checked answer(s) with a critical finding "
+                "are in no case (a conversation keeps at most 16 answers): the gate did not see "
+                "them"
+            )
         if gate.baseline is not None:
             values = baselines.get(gate.baseline)
             base_value = None if values is None else values.get(_lookup_key(gate))

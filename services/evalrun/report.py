@@ -86,6 +86,15 @@ class EvalReport(_Model):
     ungrounded_dose_cases: list[str] = Field(
         description="Case ids with an ungrounded dose or contraindication claim."
     )
+    critical_answers_unseen: int = Field(
+        default=0,
+        description="Checked answers with a critical finding that are in no case (more than a "
+        "conversation's case keeps).",
+    )
+    rule_precision: dict[str, dict[str, float | int | None]] = Field(
+        default_factory=dict,
+        description="Reviewers' finding verdicts and precision per rule.",
+    )
     gates: list[GateResult] = Field(default_factory=list)
     failed_gates: list[GateResult] = Field(default_factory=list)
     passed: bool = True

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
+from schemas.evalset import EvalLabel
 from services.evalrun.compute import run_eval
 from services.evalrun.gates import (
     EXIT_INPUT,
@@ -35,6 +36,8 @@ _SUMMARY = (
     "overall_accuracy",
     "answered_accuracy",
     "risk",
+    "abstained_accuracy",
+    "miss_rate",
     "ungrounded_dose_claims",
     "fabricated_citations",
     "finding_precision",
@@ -61,6 +64,17 @@ def format_report(report: EvalReport) -> str:
         )
     counts = ", ".join(f"{k} {v}" for k, v in report.claim_status_counts.items())
     lines.append(f"claim statuses: {counts}")
+    if report.critical_answers_unseen:
+        lines.append(
+            f"critical answers in no case: {report.critical_answers_unseen} (not evaluated)"
+        )
+    for rule, c in report.rule_precision.items():
+        precision = c["precision"]
+        shown = "n/a" if precision is None else f"{precision:.4f}"
+        lines.append(
+            f"precision {rule}: {shown} (tp {c['true_positive']}, fp {c['false_positive']}, "
+            f"unsure {c['unsure']})"
+        )
     for gate in report.gates:
         lines.append(gate.message)
     verdict = "PASSED" if report.passed else f"FAILED ({len(report.failed_gates)} gate(s))"
@@ -76,6 +90,7 @@ def run_eval_cli(
     *,
     table_out: Path | str | None = None,
     labels_path: Path | str | None = None,
+    labels: Sequence[EvalLabel] = (),
     thresholds: Sequence[float] | None = None,
     ks: Sequence[int] | None = None,
     stdout: TextIO | None = None,
@@ -85,15 +100,16 @@ def run_eval_cli(
 
     Writes the report JSON to ``json_out``, the risk–coverage PNG to ``plot_out`` and its table to
     ``table_out`` (default: ``plot_out`` with ``.csv``), when the cases have confidences and
-    targets; prints :func:`format_report` to ``stdout``. ``labels_path`` (JSONL of labels) joins
-    extra labels to the cases first.
+    targets; prints :func:`format_report` to ``stdout``. ``labels_path`` (JSONL of labels) and
+    ``labels`` (e.g. read from the review queue's topic) join to the cases first.
     """
     out = stdout or sys.stdout
     err = stderr or sys.stderr
     try:
         cases = load_cases(cases_path)
-        if labels_path is not None:
-            joined = attach_labels(cases, load_labels(labels_path))
+        given = [*(load_labels(labels_path) if labels_path is not None else []), *labels]
+        if given:
+            joined = attach_labels(cases, given)
             cases = joined.cases
             if joined.unmatched:
                 err.write(f"note: {len(joined.unmatched)} label(s) matched no case\n")

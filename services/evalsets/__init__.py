@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         CaseAccumulator,
         attach_labels,
         build_case,
+        build_cases,
         case_id,
     )
     from services.evalsets.collector import (
@@ -98,6 +99,7 @@ __all__ = [
     "Selection",
     "attach_labels",
     "build_case",
+    "build_cases",
     "case_id",
     "dedupe",
     "estimate_miss_rates",
@@ -122,6 +124,7 @@ _SOURCES = {
     "CaseAccumulator": "services.evalsets.cases",
     "attach_labels": "services.evalsets.cases",
     "build_case": "services.evalsets.cases",
+    "build_cases": "services.evalsets.cases",
     "case_id": "services.evalsets.cases",
     "EvalsetCollector": "services.evalsets.collector",
     "ExportSummary": "services.evalsets.collector",

@@ -5,6 +5,12 @@ Which answer a case evaluates
     (it has a :class:`~schemas.verdicts.GroundingReport`); when none was checked, the latest
     answer. The question is the last user turn before that answer. A conversation whose period
     slice has no answer gives a case with ``answer = None`` (its question is the last user turn).
+    Every *other* checked answer that carries a critical finding (an ungrounded dose, a leaked
+    credential, ...) becomes a case of its own (``unit: answer``, case id
+    ``<period>:<conversation_id>#<event_id>``), so a gate on critical answers sees each of them.
+    Answers are kept up to :data:`MAX_ANSWERS` per conversation, critical checked ones first;
+    a critical answer that still had to go is counted on the conversation's case
+    (``critical_answers_unseen``).
 
 Incremental
     :class:`CaseAccumulator` folds events in as they arrive (the streaming agent keeps one per
@@ -22,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import Final
+from typing import Final, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
@@ -42,6 +48,7 @@ __all__ = [
     "LabelJoin",
     "attach_labels",
     "build_case",
+    "build_cases",
     "case_id",
 ]
 
@@ -49,9 +56,11 @@ MAX_ANSWERS: Final = 16
 MAX_FINDINGS: Final = 256
 
 
-def case_id(period: str, conversation_id: str) -> str:
-    """The case id, also the key of the compacted ``vigil.evalset`` topic."""
-    return f"{period}:{conversation_id}"
+def case_id(period: str, conversation_id: str, answer: str | None = None) -> str:
+    """The case id, also the key of the compacted ``vigil.evalset`` topic; with ``answer``, the
+    id of the case of one more critical answer of the conversation."""
+    base = f"{period}:{conversation_id}"
+    return base if answer is None else f"{base}#{answer}"
 
 
 class AnswerSnapshot(BaseModel):
@@ -69,10 +78,22 @@ class AnswerSnapshot(BaseModel):
     contexts: list[CaseContext]
     citations: list[str]
     report: GroundingReport | None = None
+    critical: bool = False
 
     @property
     def rank(self) -> tuple[bool, int, datetime]:
+        """Which answer a conversation's case evaluates: the latest checked one."""
         return (self.report is not None, self.turn_index, self.timestamp)
+
+    @property
+    def keep_rank(self) -> tuple[bool, bool, int, datetime]:
+        """Which answers are kept: critical checked ones, then checked ones, then the latest."""
+        checked = self.report is not None
+        return (checked and self.critical, checked, self.turn_index, self.timestamp)
+
+    @property
+    def critical_case(self) -> bool:
+        return self.critical and self.report is not None
 
 
 def _mask_report(
@@ -111,6 +132,7 @@ class CaseAccumulator(BaseModel):
     findings: list[Finding] = Field(default_factory=list)
     findings_dropped: int = 0
     sources: list[SourceRef] = Field(default_factory=list)
+    critical_dropped: int = 0
 
     def _mask(self, text: str, findings: Sequence[Finding], config: EvalsetConfig) -> str:
         return mask_text(text, findings, config.mask_categories) if config.mask_pii else text
@@ -161,9 +183,12 @@ class CaseAccumulator(BaseModel):
                 self.last_user_turn = event.turn_index
                 self.last_user_text = self._mask(event.content, own, config)
             return
+        critical = any(f.severity == "critical" for f in own)
         if event.role != "assistant" or any(a.event_id == event.event_id for a in self.answers):
             if report is not None:
                 self.observe_report(report, event, own, config)
+            elif critical:
+                self._mark_critical(event.event_id)
             return
         question = (
             self.last_user_text
@@ -194,11 +219,23 @@ class CaseAccumulator(BaseModel):
             ],
             citations=list(event.citations or []),
             report=_mask_report(report, event.content, own, config) if report else None,
+            critical=critical,
         )
         self.answers.append(snapshot)
+        self._bound()
+
+    def _bound(self) -> None:
         if len(self.answers) > MAX_ANSWERS:
-            # Drop the least preferred answer: unchecked before checked, older before newer.
-            self.answers.remove(min(self.answers, key=lambda a: a.rank))
+            # Drop the least preferred answer: unchecked before checked, older before newer,
+            # critical checked ones last.
+            dropped = min(self.answers, key=lambda a: a.keep_rank)
+            self.answers.remove(dropped)
+            self.critical_dropped += dropped.critical_case
+
+    def _mark_critical(self, event_id: str) -> None:
+        for i, answer in enumerate(self.answers):
+            if answer.event_id == event_id and not answer.critical:
+                self.answers[i] = answer.model_copy(update={"critical": True})
 
     def observe_report(
         self,
@@ -209,10 +246,13 @@ class CaseAccumulator(BaseModel):
     ) -> None:
         """Attach a verdict that arrives after its answer (streaming: another agent's output)."""
         own = [f for f in findings if f.event_id == event.event_id]
+        critical = any(f.severity == "critical" for f in own)
         for i, answer in enumerate(self.answers):
             if answer.event_id == report.event_id:
                 masked = _mask_report(report, event.content, own, config)
-                self.answers[i] = answer.model_copy(update={"report": masked})
+                self.answers[i] = answer.model_copy(
+                    update={"report": masked, "critical": answer.critical or critical}
+                )
 
     def add_source(self, source: SourceRef, limit: int) -> None:
         if source not in self.sources and len(self.sources) < limit:
@@ -225,16 +265,55 @@ class CaseAccumulator(BaseModel):
     def to_case(
         self, selection: Selection, config: EvalsetConfig, label: EvalLabel | None = None
     ) -> EvalCase:
+        """The conversation's case (the answer it evaluates: :meth:`target`)."""
         if (selection.conversation_id, selection.period) != (self.conversation_id, self.period):
             raise ValueError("selection of another conversation or period")
+        return self._case(selection, config, self.target(), label, unit="conversation")
+
+    def extra_answers(self) -> list[AnswerSnapshot]:
+        """The checked answers with a critical finding that are not the conversation's target:
+        each is a case of its own."""
         target = self.target()
+        return [a for a in self.answers if a.critical_case and a is not target]
+
+    def case_ids(self) -> list[str]:
+        """The ids of every case this conversation gives (the conversation's, then answers')."""
+        return [
+            case_id(self.period, self.conversation_id),
+            *(case_id(self.period, self.conversation_id, a.event_id) for a in self.extra_answers()),
+        ]
+
+    def to_cases(
+        self, selection: Selection, config: EvalsetConfig, labels: Sequence[EvalLabel] = ()
+    ) -> list[EvalCase]:
+        """The conversation's case and one case per other critical checked answer; each label
+        joins the case of the answer it names (``event_id``), else the conversation's case; the
+        latest wins."""
+        main = self.to_case(selection, config)
+        extras = [
+            self._case(selection, config, a, None, unit="answer") for a in self.extra_answers()
+        ]
+        cases = [main, *extras]
+        return attach_labels(cases, labels).cases if labels else cases
+
+    def _case(
+        self,
+        selection: Selection,
+        config: EvalsetConfig,
+        target: AnswerSnapshot | None,
+        label: EvalLabel | None,
+        *,
+        unit: Literal["conversation", "answer"],
+    ) -> EvalCase:
         report = target.report if target else None
         sources = list(selection.sources) or list(self.sources)
+        answer = target.event_id if unit == "answer" and target is not None else None
         return EvalCase(
-            case_id=case_id(self.period, self.conversation_id),
+            case_id=case_id(self.period, self.conversation_id, answer),
             period=self.period,
             conversation_id=self.conversation_id,
             event_id=target.event_id if target else None,
+            unit=unit,
             stratum=selection.stratum,
             flag_stratum=selection.flag_stratum,
             language=selection.language,
@@ -256,7 +335,12 @@ class CaseAccumulator(BaseModel):
             fact_checks=report.fact_checks if report else [],
             fabricated_citations=report.fabricated_citations if report else [],
             unsupported_citations=report.unsupported_citations if report else [],
-            findings=self.findings,
+            findings=(
+                [f for f in self.findings if f.event_id == answer]
+                if answer is not None
+                else self.findings
+            ),
+            critical_answers_unseen=0 if answer is not None else self.critical_dropped,
             masked=config.mask_pii,
             label=label,
         )
@@ -271,6 +355,29 @@ def build_case(
     label: EvalLabel | None = None,
 ) -> EvalCase:
     """The case of a selected conversation from all its events of the period (any order)."""
+    return _fold(selection, events, findings, reports, config).to_case(selection, config, label)
+
+
+def build_cases(
+    selection: Selection,
+    events: Iterable[ChatEvent],
+    findings: Iterable[Finding],
+    reports: Iterable[GroundingReport],
+    config: EvalsetConfig,
+    labels: Sequence[EvalLabel] = (),
+) -> list[EvalCase]:
+    """Every case of a selected conversation (see :meth:`CaseAccumulator.to_cases`)."""
+    acc = _fold(selection, events, findings, reports, config)
+    return acc.to_cases(selection, config, labels)
+
+
+def _fold(
+    selection: Selection,
+    events: Iterable[ChatEvent],
+    findings: Iterable[Finding],
+    reports: Iterable[GroundingReport],
+    config: EvalsetConfig,
+) -> CaseAccumulator:
     by_event: dict[str, list[Finding]] = {}
     for f in findings:
         by_event.setdefault(f.event_id, []).append(f)
@@ -278,7 +385,7 @@ def build_case(
     acc = CaseAccumulator(conversation_id=selection.conversation_id, period=selection.period)
     for event in sorted(events, key=lambda e: (e.turn_index, e.timestamp)):
         acc.observe(event, by_event.get(event.event_id, []), config, report_of.get(event.event_id))
-    return acc.to_case(selection, config, label)
+    return acc
 
 
 class LabelJoin(BaseModel):

@@ -96,7 +96,8 @@ class EvalsetCollector:
         periods = [period] if period is not None else self.periods()
         out: list[EvalCase] = []
         for p in periods:
-            out += [self.core.case_for(self.store, 0, sel) for sel in self.sampler.selection(p)]
+            for sel in self.sampler.selection(p):
+                out += self.core.cases_for(self.store, 0, sel)
         return attach_labels(out, labels).cases if labels else out
 
     def rotate(self, current: str | None = None) -> Rotation:

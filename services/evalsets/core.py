@@ -24,16 +24,17 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
+from datetime import UTC, datetime
 from typing import Literal
 
-from schemas.evalset import EvalCase, EvalLabel, SourceRef
+from schemas.evalset import EvalCase, SourceRef
 from schemas.events import ChatEvent
 from schemas.outputs import Finding
 from schemas.review import ReviewLabel
 from schemas.verdicts import GroundingReport
 from services.dataflow.records import Effects, Emit
 from services.dataflow.state import KeyedStore, ObjectCache, StateSpec
-from services.evalsets.cases import CaseAccumulator, case_id
+from services.evalsets.cases import MAX_ANSWERS, CaseAccumulator, case_id
 from services.evalsets.config import EvalsetConfig
 from services.evalsets.labels import label_from_review
 from services.evalsets.periods import period_of, period_start, periods_order_key
@@ -47,8 +48,11 @@ from services.evalsets.streaming import (
     SamplerCore,
     ShardMeta,
     acc_key,
-    build_case,
+    build_cases,
     case_digest,
+    case_ids,
+    decode_labels,
+    encode_labels,
     label_key,
     meta_key,
     sel_key,
@@ -74,6 +78,7 @@ _PUBLISHED = 50_000
 #: Decoded accumulators kept between events (each one conversation's case so far).
 _ACCUMULATORS = 512
 _WEEK = 7 * 24 * 3600.0
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def evalset_specs(es: EvalsetSettings) -> dict[str, StateSpec]:
@@ -286,22 +291,31 @@ class EvalsetCore:
             key = case_id(period, cid)
             if self._published.get(key) == digest:
                 continue
-            case = build_case(
+            cases = build_cases(
                 Selection.model_validate_json(sel_raw), acc_raw, label_raw, self.config
             )
-            out.append(Emit(CASES, key.encode(), case))
+            out += [Emit(CASES, c.case_id.encode(), c) for c in cases]
             self._published.put(key, digest)
         return out
 
-    def case_for(self, st: KeyedStore, part: int, selection: Selection) -> EvalCase:
-        """The case of a selected conversation from its accumulator and label."""
+    def cases_for(self, st: KeyedStore, part: int, selection: Selection) -> list[EvalCase]:
+        """The cases of a selected conversation from its accumulator and labels."""
         cid, period = selection.conversation_id, selection.period
-        return build_case(
+        return build_cases(
             selection,
             self._accs.raw(st, acc_key(part, period, cid)),
             st.get(label_key(part, cid)),
             self.config,
         )
+
+    def _case_ids(self, st: KeyedStore, part: int, period: str, cid: str) -> list[str]:
+        """The ids of the cases published for a conversation (to tombstone them). An answer
+        case whose answer the accumulator has since dropped is not among them."""
+        raw = self._accs.raw(st, acc_key(part, period, cid))
+        sel = st.get(sel_key(part, period, cid))
+        if sel is None:
+            return [case_id(period, cid)]
+        return case_ids(Selection.model_validate_json(sel), raw)
 
     def _keys(self, st: KeyedStore, prefix: str) -> list[str]:
         self.flush()
@@ -315,11 +329,11 @@ class EvalsetCore:
         """Drop the selections and tombstone their cases (idempotent: a replay sends again)."""
         out: list[Emit] = []
         for cid in sorted(set(cids)):
+            ids = self._case_ids(st, part, period, cid)
             st.pop(sel_key(part, period, cid), None)
-            key = case_id(period, cid)
-            self._published.pop(key, None)
+            self._published.pop(case_id(period, cid), None)
             if self.live:
-                out.append(Emit(CASES, key.encode(), None))
+                out += [Emit(CASES, key.encode(), None) for key in ids]
         return out
 
     def _put_selection(self, st: KeyedStore, part: int, selection: Selection) -> None:
@@ -379,14 +393,18 @@ class EvalsetCore:
     def _apply_retire(self, st: KeyedStore, part: int, d: Decision) -> Effects:
         archive: list[Emit] = []
         for selection in d.selections:
-            case = self.case_for(st, part, selection)
-            archive.append(Emit(ARCHIVE, case.case_id.encode(), case))
+            for case in self.cases_for(st, part, selection):
+                archive.append(Emit(ARCHIVE, case.case_id.encode(), case))
         if not d.last:
             return Effects(archive)
         # Archive and tombstones first; the state goes only once the broker has them, so a
         # crash in between replays the decision from intact state.
         selected = sorted(self._selected(st, part, d.period))
-        tombstones = [Emit(CASES, case_id(d.period, cid).encode(), None) for cid in selected]
+        tombstones = [
+            Emit(CASES, key.encode(), None)
+            for cid in selected
+            for key in self._case_ids(st, part, d.period, cid)
+        ]
 
         def drop() -> Effects:
             self._update_meta(st, part, lambda m: _retired(m, d.period))
@@ -408,16 +426,24 @@ class EvalsetCore:
         return Effects([*archive, *tombstones], then=drop)
 
     def on_label(self, part: int, review: ReviewLabel, st: KeyedStore) -> list[Emit]:
-        """A reviewer's label: kept per conversation (the latest wins), cases re-published."""
+        """A reviewer's label: kept per conversation and answer judged (the latest wins, at
+        most one per answer the case side keeps), cases re-published."""
         label = label_from_review(review)
         cid = label.conversation_id
         key = label_key(part, cid)
         old = st.get(key)
-        if old:
-            prev = EvalLabel.model_validate_json(old)
-            if prev.labeled_at and label.labeled_at and prev.labeled_at > label.labeled_at:
-                label = prev  # the latest review wins, whatever order they arrive in
-        raw = label.model_dump_json().encode()
+        kept = {lab.event_id: lab for lab in decode_labels(old)}
+        prev = kept.get(label.event_id)
+        if (
+            prev is not None
+            and prev.labeled_at
+            and label.labeled_at
+            and prev.labeled_at > label.labeled_at
+        ):
+            label = prev  # the latest review wins, whatever order they arrive in
+        kept[label.event_id] = label
+        ordered = sorted(kept.values(), key=lambda lab: lab.labeled_at or _EPOCH)
+        raw = encode_labels(ordered[-(MAX_ANSWERS + 1) :])
         if raw != old:
             st[key] = raw
         periods = self.meta(st, part).periods
@@ -427,11 +453,20 @@ class EvalsetCore:
     # ------------------------------------------------------------------ sampler
 
     def on_sample(
-        self, sampler: SamplerCore, msg: SampleIn, *, wall: float, mono: float
+        self,
+        sampler: SamplerCore,
+        msg: SampleIn,
+        *,
+        wall: float,
+        mono: float,
+        commit: bool = True,
     ) -> list[Emit]:
-        """Fold one summary into the sampler; the decisions it causes."""
+        """Fold one summary into the sampler; the decisions it causes. ``commit=False``: the
+        caller commits once for a batch of summaries (the worker: one journal and one write of
+        each changed stratum per batch, not per summary), before it sends their decisions."""
         decisions = sampler.observe(msg, wall=wall, mono=mono)
-        sampler.commit()
+        if commit:
+            sampler.commit()
         return self._decision_emits(decisions)
 
     def _decision_emits(self, decisions: Iterable[Decision]) -> list[Emit]:
@@ -520,6 +555,6 @@ class EvalsetCore:
                 sel_raw = st.get(sel_key(part, period, cid))
                 if sel_raw is None:
                     continue
-                cases.append(self.case_for(st, part, Selection.model_validate_json(sel_raw)))
+                cases += self.cases_for(st, part, Selection.model_validate_json(sel_raw))
             deliver(Effects([Emit(CASES, c.case_id.encode(), c) for c in cases]))
         return sorted(active & set(periods), key=periods_order_key), retired

@@ -3,9 +3,9 @@
 JSONL (``fmt="jsonl"``)
     One :class:`~schemas.evalset.EvalCase` per line (``case_id, period, stratum,
     inclusion_probability, question, answer, contexts, claims, fact_checks, findings, label``,
-    ...) plus ``relevant_doc_ids`` at the top level when the label has them. :func:`load_cases`
-    reads it back; a hand-written file may give ``relevant_doc_ids`` at the top level without a
-    label (it becomes one).
+    ...), valid against ``schemas/json/EvalCase.schema.json``; the relevant documents are in
+    ``label.relevant_doc_ids``. :func:`load_cases` reads it back; a hand-written file may give
+    ``relevant_doc_ids`` at the top level instead (it becomes, or joins, the label).
 
 RAGAS (``fmt="ragas"``)
     The field names of a RAGAS ``SingleTurnSample``: ``user_input`` (question),
@@ -57,15 +57,8 @@ class WriteResult(BaseModel):
 
 
 def case_record(case: EvalCase) -> dict[str, Any]:
-    """The JSONL record of a case (``relevant_doc_ids`` after ``contexts``)."""
-    data = case.model_dump(mode="json")
-    out: dict[str, Any] = {}
-    for key, value in data.items():
-        out[key] = value
-        if key == "contexts":
-            label = case.label
-            out["relevant_doc_ids"] = label.relevant_doc_ids if label else None
-    return out
+    """The JSONL record of a case: the case as its JSON Schema describes it."""
+    return case.model_dump(mode="json")
 
 
 def ragas_record(case: EvalCase) -> dict[str, Any] | None:

@@ -10,7 +10,7 @@ of a period is counted. :func:`select` reads the selected conversations of a sta
 from __future__ import annotations
 
 import bisect
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -172,16 +172,26 @@ def member_key(period: str, conversation_id: str) -> str:
     return f"{period}|{conversation_id}"
 
 
-def select(state: PeriodState, members: Mapping[str, MemberRecord]) -> list[Selection]:
-    """The selected conversations of a (possibly merged) period state."""
+def select(
+    state: PeriodState,
+    members: Mapping[str, MemberRecord],
+    *,
+    strata: Iterable[str] | None = None,
+    only: Container[str] | None = None,
+) -> list[Selection]:
+    """The selected conversations of a (possibly merged) period state; of the given ``strata``
+    and conversations (``only``) when set."""
     out: list[Selection] = []
-    for key in sorted(state.strata):
+    keys = sorted(state.strata) if strata is None else sorted(set(strata) & state.strata.keys())
+    for key in keys:
         stratum = state.strata[key]
         if stratum.population == 0:
             continue
         flag, language, tenant = key.split("|", 2)
         pi = stratum.inclusion_probability()
         for entry in stratum.selected():
+            if only is not None and entry.conversation_id not in only:
+                continue
             record = members.get(member_key(state.period, entry.conversation_id))
             out.append(
                 Selection(

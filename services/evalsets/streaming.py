@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping, MutableMapping
+from collections.abc import Container, Iterable, Mapping, MutableMapping
 from datetime import UTC, datetime
 from typing import Any, Final, Literal
 
@@ -53,7 +53,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from schemas.evalset import EvalCase, EvalLabel
 from services.dataflow.partitioning import partition_of
-from services.evalsets.cases import CaseAccumulator
+from services.evalsets.cases import CaseAccumulator, case_id
 from services.evalsets.config import EvalsetConfig
 from services.evalsets.periods import period_end, period_of, period_start, shift_period
 from services.evalsets.sampler import EvalsetSampler
@@ -77,8 +77,11 @@ __all__ = [
     "TickPlan",
     "Watermarks",
     "acc_key",
-    "build_case",
+    "build_cases",
     "case_digest",
+    "case_ids",
+    "decode_labels",
+    "encode_labels",
     "label_key",
     "meta_key",
     "partition_for",
@@ -190,15 +193,14 @@ class Watermarks:
 
 
 def _selections_of(
-    state: PeriodState, members: Mapping[str, MemberRecord], strata: Iterable[str]
+    state: PeriodState,
+    members: Mapping[str, MemberRecord],
+    strata: Iterable[str],
+    only: Container[str],
 ) -> dict[str, Selection]:
-    part = PeriodState.model_construct(
-        period=state.period,
-        closed=state.closed,
-        strata={k: state.strata[k] for k in strata if k in state.strata},
-        late_after_close=0,
-    )
-    return {s.conversation_id: s for s in select(part, members)}
+    """The selections of conversations ``only`` within ``strata`` (not the whole strata: each
+    new member would otherwise cost a selection per member)."""
+    return {s.conversation_id: s for s in select(state, members, strata=strata, only=only)}
 
 
 class SamplerCore:
@@ -397,10 +399,11 @@ class SamplerCore:
             return []
         touched = {s for s in (result.stratum, result.previous_stratum) if s is not None}
         self._dirty.update((period, s) for s in touched)
-        selected = _selections_of(state, self.sampler.members, touched)
+        cid = summary.conversation_id
+        wanted = {*result.admitted, cid}
+        selected = _selections_of(state, self.sampler.members, touched, wanted)
         out = [self._update(period, cid, selected.get(cid)) for cid in result.admitted]
         out += [self._update(period, cid, None) for cid in result.evicted]
-        cid = summary.conversation_id
         moved = result.previous_stratum is not None
         if moved and cid in selected and cid not in result.admitted:
             out.append(self._update(period, cid, selected[cid]))
@@ -563,15 +566,30 @@ def case_digest(selection: bytes, accumulator: bytes | None, label: bytes | None
     return h.hexdigest()[:32].encode("ascii")
 
 
-def build_case(
+def decode_labels(raw: bytes | None) -> list[EvalLabel]:
+    """The labels kept for a conversation: a JSON list (one per answer judged), or one label
+    (what earlier versions kept)."""
+    if not raw:
+        return []
+    if raw.lstrip()[:1] == b"[":
+        return [EvalLabel.model_validate(x) for x in json.loads(raw)]
+    return [EvalLabel.model_validate_json(raw)]
+
+
+def encode_labels(labels: Iterable[EvalLabel]) -> bytes:
+    return ("[" + ",".join(lab.model_dump_json() for lab in labels) + "]").encode()
+
+
+def build_cases(
     selection: Selection,
     accumulator: bytes | None,
-    label: bytes | None,
+    labels: bytes | None,
     config: EvalsetConfig,
-) -> EvalCase:
-    """The case of a selected conversation from its raw accumulator and label.
+) -> list[EvalCase]:
+    """The cases of a selected conversation from its raw accumulator and labels (the
+    conversation's case first, then one per other critical checked answer).
 
-    The sampler's records carry no sources (summaries travel without them): the case takes the
+    The sampler's records carry no sources (summaries travel without them): the cases take the
     Kafka offsets its accumulator collected.
     """
     cid, period = selection.conversation_id, selection.period
@@ -580,8 +598,13 @@ def build_case(
         if accumulator
         else CaseAccumulator(conversation_id=cid, period=period)
     )
-    lab = EvalLabel.model_validate_json(label) if label else None
-    if lab is not None and lab.conversation_id != cid:
-        lab = None
+    labs = [lab for lab in decode_labels(labels) if lab.conversation_id == cid]
     sel = selection.model_copy(update={"sources": ()}) if selection.sources else selection
-    return acc.to_case(sel, config, lab)
+    return acc.to_cases(sel, config, labs)
+
+
+def case_ids(selection: Selection, accumulator: bytes | None) -> list[str]:
+    """The ids of the cases :func:`build_cases` gives for this selection."""
+    if not accumulator:
+        return [case_id(selection.period, selection.conversation_id)]
+    return CaseAccumulator.model_validate_json(accumulator).case_ids()

@@ -204,7 +204,11 @@ class FactRegistry:
     def check(self, claim: Claim, *, origin: Origin = "event") -> ClaimVerdict:
         decision = self.decide(claim.entity, claim.attribute, claim.value)
         return ClaimVerdict(
-            claim=claim, status=decision.status, sources=list(decision.sources), origin=origin
+            claim=claim,
+            status=decision.status,
+            sources=list(decision.sources),
+            registered=sorted(self._index.get((claim.entity, claim.attribute), {})),
+            origin=origin,
         )
 
     def check_many(

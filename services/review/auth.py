@@ -1,7 +1,8 @@
 """Reviewer tokens from configuration: ``token → {name, roles}``.
 
-Roles: ``reviewer`` may list, show, claim, label and release; ``reveal`` may in addition see the
-retained values behind masks (``?reveal=1``), and every such look is logged as an event.
+Roles: ``reviewer`` may list, show, claim, label, correct, release and assign items to
+themselves; ``reveal`` may in addition see the retained values behind masks (with a claim and a
+stated purpose; every such look is logged as an event); ``assign`` may assign items to others.
 Configure with ``VIGIL_REVIEW_TOKENS`` (JSON) or ``VIGIL_REVIEW_TOKENS_FILE`` (YAML or JSON, the
 same mapping)::
 
@@ -31,7 +32,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 __all__ = ["ReviewAuthSettings", "Reviewer", "Role", "TokenAuth"]
 
-Role = Literal["reviewer", "reveal"]
+Role = Literal["reviewer", "reveal", "assign"]
 MIN_TOKEN_CHARS = 16
 
 

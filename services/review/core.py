@@ -52,8 +52,19 @@ _BYTES_PER_CHAR = 6
 def review_specs(rs: ReviewSettings, policy: TriagePolicy) -> dict[str, StateSpec]:
     """The bounds and lifetimes of the review state kinds, from the settings and the policy."""
     q = policy.queue
-    turn_bytes = q.max_turn_chars * _BYTES_PER_CHAR + _TURN_OVERHEAD
-    item_bytes = (q.max_turns + q.context_turns + 1) * turn_bytes + q.max_findings * 2048
+    # A shortened message has up to one elision marker and a few snapped characters per window.
+    text_chars = q.max_turn_chars + q.max_findings * 96
+    passage_bytes = q.max_passages * (q.max_passage_chars * _BYTES_PER_CHAR + 512)
+    turn_bytes = text_chars * _BYTES_PER_CHAR + passage_bytes + _TURN_OVERHEAD
+    claim_bytes = q.max_claim_chars * _BYTES_PER_CHAR * 2 + 1024  # text, and in ``ungrounded``
+    verdict_bytes = q.max_verdict_claims * claim_bytes + 64 * 1024  # fact checks, citations
+    label_bytes = q.max_findings * 160 + 13_000 * _BYTES_PER_CHAR + 8 * 1024
+    item_bytes = (
+        (q.max_turns + q.context_turns + 1) * turn_bytes
+        + q.max_findings * 2048
+        + q.max_turns * verdict_bytes
+        + q.max_label_history * label_bytes
+    )
     return {
         "review-context": StateSpec(
             kind="review-context",
@@ -122,7 +133,6 @@ class ReviewCore:
         self.retain_originals = retain_originals
         q = policy.queue
         self.turns = q.context_turns
-        self.max_chars = q.max_turn_chars
         self._rings = ObjectCache(_decode_ring, _encode_ring, size=_RINGS)
 
     def flush(self) -> None:
@@ -227,7 +237,7 @@ class ReviewCore:
         ring = self._ring(st, event.conversation_id)
         if any(t.event_id == event.event_id for t in ring):
             return
-        turn, _ = mask_turn(event, findings, max_chars=self.max_chars)
+        turn, _ = mask_turn(event, findings, self.policy.queue)
         ring.append(turn)
         ring.sort(key=lambda t: (t.turn_index, t.timestamp))
         self._rings.put(st.context, event.conversation_id, ring[-(self.turns + CONTEXT_SLACK) :])

@@ -2,9 +2,13 @@
 
 :func:`mask_turn` replaces every span a finding of a value category (personal data, secrets,
 system-prompt text) matched with that finding's masked evidence, and marks every finding's span
-in the result. :func:`make_flag` builds the queue's input from an event, its findings and its
-verdict. The matched values themselves are kept apart (``originals``), only for the categories the
-policy retains, and only :func:`reveal_turn` puts them back.
+in the result. A message longer than the policy's ``max_turn_chars`` keeps its beginning and a
+window of ``context_chars`` around every finding, the parts in between replaced by
+``… 23,456 characters …`` (listed in ``Turn.gaps``), so a finding deep in a long answer is still
+seen in its context. An answer keeps its retrieved passages (masked with the answer's values,
+bounded). :func:`make_flag` builds the queue's input from an event, its findings and its
+verdict (bounded too). The matched values themselves are kept apart (``originals``), only for the
+categories the policy retains, and only :func:`reveal_turn` puts them back.
 """
 
 from __future__ import annotations
@@ -14,13 +18,169 @@ from datetime import datetime
 
 from schemas.events import ChatEvent
 from schemas.outputs import Finding
-from schemas.review import Mark, ReviewFlag, Turn
+from schemas.review import Gap, Mark, ReviewFlag, ReviewPassage, Turn
 from schemas.verdicts import GroundingReport
-from services.review.policy import TriagePolicy
+from services.evalsets.masking import mask_values
+from services.review.policy import QueueSettings, TriagePolicy
 from services.rules.masking import EVIDENCE_MAX_CHARS
 from services.screening import VALUE_CATEGORIES
 
-__all__ = ["make_flag", "mask_turn", "reveal_finding", "reveal_turn"]
+__all__ = [
+    "bounded_verdict",
+    "elision",
+    "make_flag",
+    "mask_turn",
+    "reveal_finding",
+    "reveal_turn",
+    "window",
+]
+
+_SEVERITY_RANK = {"critical": 0, "high": 1, "medium": 2, "low": 3}
+#: How far a window edge moves to reach a space (so words are not cut).
+_SNAP = 24
+
+
+def elision(omitted: int) -> str:
+    """The text standing for ``omitted`` characters left out of a long message."""
+    return f"\n… {omitted:,} characters …\n"
+
+
+def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for a, b in sorted(spans):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
+
+
+def _snap(text: str, a: int, b: int, keep: list[tuple[int, int]]) -> tuple[int, int]:
+    """Move window edges out to the nearest space (at most ``_SNAP`` characters)."""
+    if a > 0:
+        space = text.rfind(" ", max(0, a - _SNAP), a)
+        a = space + 1 if space >= 0 else a
+    if b < len(text):
+        space = text.find(" ", b, min(len(text), b + _SNAP))
+        b = space if space >= 0 else b
+    return a, b
+
+
+def _kept_spans(text: str, marks: list[Mark], budget: int, context: int) -> list[tuple[int, int]]:
+    """The parts of ``text`` to keep: the beginning and a window around every mark, as wide as
+    ``budget`` allows (at least ``context`` on each side when that fits, narrower when not);
+    when even the marks do not fit, the most severe first."""
+    n = len(text)
+
+    def spans(ctx: int) -> list[tuple[int, int]]:
+        raw = [(0, min(n, 2 * ctx))]
+        raw += [(max(0, m.start - ctx), min(n, m.end + ctx)) for m in marks]
+        return _merge([_snap(text, a, b, raw) for a, b in raw])
+
+    def size(kept: list[tuple[int, int]]) -> int:
+        return sum(b - a for a, b in kept)
+
+    if size(spans(context)) <= budget:  # widen the windows while they fit
+        lo, hi = context, budget
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            lo, hi = (mid, hi) if size(spans(mid)) <= budget else (lo, mid - 1)
+        return spans(lo)
+    ctx = context
+    while ctx > 0:
+        ctx //= 2
+        if size(spans(ctx)) <= budget:
+            return spans(ctx)
+    chosen: list[tuple[int, int]] = []
+    used = 0
+    for m in sorted(marks, key=lambda m: (_SEVERITY_RANK.get(m.severity, 9), m.start)):
+        if used + (m.end - m.start) <= budget:
+            chosen.append((m.start, m.end))
+            used += m.end - m.start
+    return _merge(chosen) or [(0, min(n, budget))]
+
+
+def window(
+    text: str, marks: list[Mark], *, budget: int, context: int
+) -> tuple[str, list[Mark], list[Gap], bool]:
+    """``text`` shortened to about ``budget`` characters around its marks (see the module
+    docstring): the new text, the marks that are kept (offsets moved), the gaps, and whether
+    anything was left out."""
+    if len(text) <= budget:
+        return text, marks, [], False
+    kept = _kept_spans(text, marks, budget, context)
+    pieces: list[str] = []
+    gaps: list[Gap] = []
+    moved: list[tuple[int, int, int]] = []  # (old start, old end, new start)
+    length = 0
+    cursor = 0
+    for a, b in [*kept, (len(text), len(text))]:
+        if a > cursor:
+            marker = elision(a - cursor)
+            gaps.append(Gap(start=length, end=length + len(marker), omitted=a - cursor))
+            pieces.append(marker)
+            length += len(marker)
+        if b > a:
+            moved.append((a, b, length))
+            pieces.append(text[a:b])
+            length += b - a
+        cursor = max(cursor, b)
+    out: list[Mark] = []
+    for m in marks:
+        for a, b, new in moved:
+            if a <= m.start and m.end <= b:
+                shift = new - a
+                out.append(m.model_copy(update={"start": m.start + shift, "end": m.end + shift}))
+                break
+    return "".join(pieces), out, gaps, True
+
+
+def _passages(event: ChatEvent, own: Sequence[Finding], q: QueueSettings) -> list[ReviewPassage]:
+    """The answer's retrieved passages, masked with the answer's matched values, bounded."""
+    if event.role != "assistant" or not event.retrieval:
+        return []
+    out = []
+    for p in event.retrieval[: q.max_passages]:
+        text = mask_values(p.text, event.content, own, VALUE_CATEGORIES)
+        out.append(
+            ReviewPassage(
+                doc_id=p.doc_id,
+                text=text[: q.max_passage_chars],
+                rank=p.rank,
+                score=p.score,
+                truncated=len(text) > q.max_passage_chars,
+            )
+        )
+    return out
+
+
+def bounded_verdict(report: GroundingReport, q: QueueSettings) -> GroundingReport:
+    """The verdict as the queue keeps it: at most ``max_verdict_claims`` sentence claims
+    (critical, then ungrounded, then the others, each group in answer order), texts cut at
+    ``max_claim_chars``; the texts of ``ungrounded`` likewise."""
+    cut = q.max_claim_chars
+
+    def short(text: str) -> str:
+        return text if len(text) <= cut else text[: cut - 1] + "…"
+
+    order = sorted(
+        range(len(report.claims)),
+        key=lambda i: (
+            report.claims[i].grounded,
+            report.claims[i].kind == "other",
+            i,
+        ),
+    )
+    keep = sorted(order[: q.max_verdict_claims])
+    claims = [report.claims[i] for i in keep]
+    if len(claims) == len(report.claims) and all(len(c.text) <= cut for c in claims):
+        return report
+    return report.model_copy(
+        update={
+            "claims": [c.model_copy(update={"text": short(c.text)}) for c in claims],
+            "ungrounded": [short(t) for t in report.ungrounded[: q.max_verdict_claims]],
+        }
+    )
 
 
 def _regions(findings: Sequence[Finding], size: int) -> list[tuple[int, int, Finding]]:
@@ -43,9 +203,15 @@ def _regions(findings: Sequence[Finding], size: int) -> list[tuple[int, int, Fin
 
 
 def mask_turn(
-    event: ChatEvent, findings: Sequence[Finding], *, max_chars: int = 4000
+    event: ChatEvent,
+    findings: Sequence[Finding],
+    settings: QueueSettings | None = None,
 ) -> tuple[Turn, dict[str, str]]:
-    """The masked turn of ``event`` and ``{finding_id: matched value}`` of its value findings."""
+    """The masked turn of ``event`` and ``{finding_id: matched value}`` of its value findings.
+
+    ``settings`` (the policy's ``queue``) bounds the text (``max_turn_chars``, windows of
+    ``context_chars``) and the passages."""
+    q = settings or QueueSettings()
     content = event.content
     own = [f for f in findings if f.event_id == event.event_id]
     regions = _regions(own, len(content))
@@ -82,7 +248,7 @@ def mask_turn(
         masked = f.category in VALUE_CATEGORIES
         if masked:
             originals[f.finding_id] = content[f.start : f.end][:EVIDENCE_MAX_CHARS]
-        if start < end <= max_chars:
+        if start < end:
             marks.append(
                 Mark(
                     finding_id=f.finding_id,
@@ -95,15 +261,19 @@ def mask_turn(
                     masked=masked,
                 )
             )
-    truncated = len(text) > max_chars
+    shown, kept, gaps, truncated = window(
+        text, marks, budget=q.max_turn_chars, context=q.context_chars
+    )
     turn = Turn(
         event_id=event.event_id,
         turn_index=event.turn_index,
         role=event.role,
         timestamp=event.timestamp,
-        text=text[:max_chars],
+        text=shown,
         truncated=truncated,
-        marks=marks,
+        marks=kept,
+        gaps=gaps,
+        passages=_passages(event, own, q),
     )
     return turn, originals
 
@@ -129,7 +299,7 @@ def make_flag(
     reasons = policy.reasons(own, verdict)
     if not reasons and not observe:
         return None
-    turn, originals = mask_turn(event, own, max_chars=policy.queue.max_turn_chars)
+    turn, originals = mask_turn(event, own, policy.queue)
     reasoned = {r.finding_id for r in reasons if r.finding_id}
     keep = set(policy.reveal.retain_categories) if retain_originals else set()
     by_id = {f.finding_id: f for f in own}
@@ -141,7 +311,9 @@ def make_flag(
         turn=turn,
         context=list(context),
         findings=[f for f in own if f.finding_id in reasoned],
-        verdict=verdict if any(r.source == "verdict" for r in reasons) else None,
+        verdict=bounded_verdict(verdict, policy.queue)
+        if verdict is not None and any(r.source == "verdict" for r in reasons)
+        else None,
         reasons=reasons,
         originals={k: v for k, v in originals.items() if by_id[k].category in keep},
     )
@@ -177,7 +349,16 @@ def reveal_turn(turn: Turn, originals: dict[str, str]) -> tuple[Turn, list[str]]
             start = _shifted(m.start, masked, originals, new_pos)
             end = _shifted(m.end, masked, originals, new_pos)
         marks.append(m.model_copy(update={"start": start, "end": end}))
-    return turn.model_copy(update={"text": "".join(pieces), "marks": marks}), revealed
+    gaps = [
+        g.model_copy(
+            update={
+                "start": _shifted(g.start, masked, originals, new_pos),
+                "end": _shifted(g.end, masked, originals, new_pos),
+            }
+        )
+        for g in turn.gaps
+    ]
+    return turn.model_copy(update={"text": "".join(pieces), "marks": marks, "gaps": gaps}), revealed
 
 
 def _shifted(

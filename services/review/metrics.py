@@ -1,9 +1,10 @@
 """The review queue's Prometheus metrics (registry as a parameter; labels from fixed sets).
 
 Counters count what only goes up: items enqueued (by priority band and admission), overflowed
-conversations, applied and rejected reviewer actions, labels per rule and verdict, reveals,
-expired items, failures the worker caught. The queue depth is a gauge read from the store at
-scrape time (per worker: each worker reports the partitions it holds; sum them in PromQL).
+conversations, applied and rejected reviewer actions, labels per rule and verdict, corrected
+labels, reveals, expired items, failures the worker caught. The queue depth is a gauge read from
+the store at scrape time (per worker: each worker reports the partitions it holds; sum them in
+PromQL).
 """
 
 from __future__ import annotations
@@ -34,11 +35,16 @@ _STATUSES: tuple[str, ...] = get_args(ReviewStatus)
 def precision_update(label: ReviewLabel) -> list[tuple[str, LabelVerdict]]:
     """``(rule, verdict)`` pairs a label adds to ``vigil_review_labels_total``.
 
-    One pair per labelled finding (its rule id), and one per fact check the checker had marked
-    ``contradicted`` (rule :data:`FACT_CHECK_RULE`): a true positive when the reviewer kept the
-    status, a false positive when they corrected it. Precision per rule is then
-    ``tp / (tp + fp)`` in PromQL.
+    One pair per labelled finding (its rule id and verdict, ``unsure`` included), and one per
+    fact check the checker had marked ``contradicted`` (rule :data:`FACT_CHECK_RULE`): a true
+    positive when the reviewer kept the status, a false positive when they corrected it.
+    Precision per rule is then ``tp / (tp + fp)`` in PromQL. A correction adds nothing (a
+    counter cannot take back what the corrected label added: it is counted in
+    ``vigil_review_label_corrections_total``, and ``vigil eval run`` gives precision from the
+    latest labels); each of two reviewers' labels counts.
     """
+    if label.supersedes is not None:
+        return []
     pairs: list[tuple[str, LabelVerdict]] = [(f.rule_id, f.verdict) for f in label.findings]
     for c in label.claims:
         if c.original == "contradicted":
@@ -108,6 +114,12 @@ class ReviewMetrics:
             ["rule", "verdict"],
             registry=registry,
         )
+        self.corrections = Counter(
+            "vigil_review_label_corrections_total",
+            "Labels corrected (a new label event superseding the latest one), by priority band.",
+            ["band"],
+            registry=registry,
+        )
         self.reveals = Counter(
             "vigil_review_reveals_total",
             "Views of unmasked values by reviewers with the reveal role.",
@@ -128,6 +140,7 @@ class ReviewMetrics:
             self.overflowed.labels(b)
             self.labeled.labels(b)
             self.expired.labels(b)
+            self.corrections.labels(b)
         for kind in get_args(ActionKind):
             for outcome in ("applied", "rejected"):
                 self.actions.labels(kind, outcome)
@@ -148,7 +161,10 @@ class ReviewMetrics:
             self.overflowed.labels(admission.band).inc()
         for record in t.events:
             if isinstance(record, ReviewLabel):
-                self.labeled.labels(band(record.priority)).inc()
+                if record.supersedes is not None:
+                    self.corrections.labels(band(record.priority)).inc()
+                elif record.stage == 1:
+                    self.labeled.labels(band(record.priority)).inc()
                 for rule, verdict in precision_update(record):
                     self.labels.labels(rule, verdict).inc()
             elif isinstance(record, RevealEvent):

@@ -14,17 +14,18 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from schemas.events import Role
 from schemas.outputs import Category, Direction, Finding, Severity
 from schemas.review import ReasonCode, ReviewReason
 from schemas.verdicts import ClaimStatus, GroundingReport, JudgeLabel
+from services.review.config import ReviewFileError, load_yaml_model
 
 __all__ = [
     "BANDS",
     "DEFAULT_POLICY_PATH",
+    "AuditSettings",
     "Band",
     "Caps",
     "FindingMatch",
@@ -57,7 +58,7 @@ def band(priority: int) -> Band:
     return "low"
 
 
-class PolicyError(ValueError):
+class PolicyError(ReviewFileError):
     """The triage policy is invalid. The message names the file and the field."""
 
 
@@ -244,12 +245,37 @@ class QueueSettings(_Strict):
     max_findings: int = Field(default=200, ge=1)
     max_reasons: int = Field(default=200, ge=1)
     max_seen: int = Field(default=4096, ge=1)
+    #: A message longer than ``max_turn_chars`` keeps its beginning and this many characters on
+    #: each side of every finding (less when the windows would not fit ``max_turn_chars``).
+    context_chars: int = Field(default=300, ge=0)
+    #: Retrieved passages kept per answer, and characters per passage.
+    max_passages: int = Field(default=8, ge=0)
+    max_passage_chars: int = Field(default=3000, ge=100)
+    #: Sentence claims kept per grounding verdict (ungrounded and critical ones first), and
+    #: characters per claim text.
+    max_verdict_claims: int = Field(default=64, ge=1)
+    max_claim_chars: int = Field(default=1000, ge=100)
+    #: Items at or above this priority need a second reviewer (``null``: never).
+    second_review_min_priority: int | None = Field(default=None, ge=0, le=100)
+    #: An assignment lapses after this long unless renewed.
+    assignment_hours: float = Field(default=72, gt=0)
+    max_assignment_hours: float = Field(default=30 * 24, gt=0)
+    #: Label events kept on an item (its history; older ones leave, counted). They live as long
+    #: as the item (``retention_hours`` after its last change); every one is also an event.
+    max_label_history: int = Field(default=10, ge=1)
 
     @model_validator(mode="after")
     def _lease(self) -> QueueSettings:
         if self.lease_seconds > self.max_lease_seconds:
             raise ValueError("lease_seconds is above max_lease_seconds")
+        if self.assignment_hours > self.max_assignment_hours:
+            raise ValueError("assignment_hours is above max_assignment_hours")
         return self
+
+    def reviews_for(self, priority: int) -> int:
+        """How many reviewers an item of this priority needs (1 or 2)."""
+        second = self.second_review_min_priority
+        return 2 if second is not None and priority >= second else 1
 
 
 def _default_retained() -> list[ValueCategory]:
@@ -262,6 +288,16 @@ class RevealSettings(_Strict):
     retain_categories: list[ValueCategory] = Field(default_factory=_default_retained)
 
 
+class AuditSettings(_Strict):
+    """Random unflagged evaluation cases offered for review (``vigil review serve --from``), so
+    reviewers can say what the rules missed: the labels give the miss rate."""
+
+    enabled: bool = True
+    code: ReasonCode = "evalset_unflagged"
+    priority: int = Field(default=20, ge=0, le=100)
+    description: str = "A random conversation no rule flagged: did the rules miss something?"
+
+
 class TriagePolicy(_Strict):
     version: Literal[1]
     description: str = ""
@@ -270,6 +306,15 @@ class TriagePolicy(_Strict):
     caps: Caps = Field(default_factory=Caps)
     queue: QueueSettings = Field(default_factory=QueueSettings)
     reveal: RevealSettings = Field(default_factory=RevealSettings)
+    audit: AuditSettings = Field(default_factory=AuditSettings)
+
+    def describe(self, code: str) -> str | None:
+        """The description of the rule that gives reason ``code`` (for the reviewer)."""
+        rules: list[FindingRule | VerdictRule] = [*self.findings, *self.verdicts]
+        for rule in rules:
+            if rule.code == code:
+                return rule.description
+        return self.audit.description if code == self.audit.code else None
 
     @model_validator(mode="after")
     def _unique_codes(self) -> TriagePolicy:
@@ -279,6 +324,8 @@ class TriagePolicy(_Strict):
             if rule.code in seen:
                 raise ValueError(f"duplicate reason code {rule.code!r}")
             seen.add(rule.code)
+        if self.audit.code in seen:
+            raise ValueError(f"audit.code {self.audit.code!r} is also a rule's code")
         return self
 
     def finding_reason(self, f: Finding) -> ReviewReason | None:
@@ -318,38 +365,8 @@ class TriagePolicy(_Strict):
         return sorted(out, key=lambda r: -r.priority)
 
 
-def _where(raw: Any, loc: tuple[Any, ...]) -> str:
-    """``findings[2] (code pii_leak).when.severity`` from a pydantic error location."""
-    parts: list[str] = []
-    node: Any = raw
-    for p in loc:
-        if isinstance(p, int):
-            parts[-1:] = [f"{parts[-1] if parts else ''}[{p}]"]
-            node = node[p] if isinstance(node, list) and p < len(node) else None
-            if isinstance(node, dict) and "code" in node:
-                parts[-1] += f" (code {node['code']})"
-        else:
-            parts.append(str(p))
-            node = node.get(p) if isinstance(node, dict) else None
-    return ".".join(parts) or "policy"
-
-
 def load_policy(path: Path | str = DEFAULT_POLICY_PATH) -> TriagePolicy:
     """Load and validate a triage policy; raise :class:`PolicyError` naming file and field."""
-    path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise PolicyError(f"{path}: cannot read: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        raise PolicyError(f"{path}: not valid YAML: {exc}") from None
-    if not isinstance(raw, dict):
-        raise PolicyError(f"{path}: a triage policy is a mapping (version, findings, ...)")
-    try:
-        return TriagePolicy.model_validate(raw)
-    except ValidationError as exc:
-        lines = [
-            f"{path}: {_where(raw, tuple(err['loc']))}: {err['msg']}"
-            for err in exc.errors(include_input=False, include_url=False)
-        ]
-        raise PolicyError("\n".join(lines)) from None
+    return load_yaml_model(
+        path, TriagePolicy, PolicyError, "triage policy (version, findings, ...)"
+    )

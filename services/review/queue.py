@@ -8,9 +8,19 @@ and ``vigil scan`` share this code, and a changelog replay after a crash converg
 
 Lifecycle of one round (``item_id`` = ``<conversation_id>:<round>``)::
 
-    open ──claim──▶ claimed ──label (by the claimer)──▶ labeled
-      ▲                │
-      └─release/lease──┘            open past expires_at ──▶ expired
+    open ──claim──▶ claimed ──label (by the claimer)──▶ labeled ──correction──▶ labeled
+      ▲                │  │                                       (a new label event)
+      └─release/lease──┘  └─first label of an item that needs two reviewers──▶ open again
+                                          open past expires_at ──▶ expired
+
+Labels are events: every label (and every correction, which names the label it supersedes)
+is a :class:`~schemas.review.ReviewLabel` and an entry of the item's bounded history
+(``labels``); nothing is overwritten. An item at or above the policy's
+``second_review_min_priority`` needs a second reviewer, who must be someone else; where the
+current labels of two reviewers differ, the item lists the fields (``disagreement``). An item
+can be assigned to a reviewer (for ``assignment_hours``): then only they may claim it. A reveal
+needs the reviewer's own claim and a stated purpose; it is logged as a
+:class:`~schemas.review.RevealEvent`.
 
 Re-delivered and repeated flags never open a second item: every reason has a key (reason code +
 finding id, or verdict event id) and the item remembers the keys it has applied (``seen``, kept
@@ -25,11 +35,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import cache
 from typing import Literal
 
 from schemas.review import (
-    CorrectedClaim,
-    LabeledFinding,
     RevealEvent,
     ReviewAction,
     ReviewFlag,
@@ -39,6 +48,8 @@ from schemas.review import (
     Turn,
 )
 from services.review.caps import AdmissionDecision
+from services.review.label_events import history_update, label_record
+from services.review.labels import LabelSchema, load_label_schema
 from services.review.policy import QueueSettings, band
 
 __all__ = [
@@ -71,7 +82,15 @@ Outcome = Literal[
     "purged",
 ]
 RejectionCode = Literal[
-    "not_found", "stale", "claimed", "closed", "not_claimed", "not_claimer", "invalid_label"
+    "not_found",
+    "stale",
+    "claimed",
+    "closed",
+    "not_claimed",
+    "not_claimer",
+    "invalid_label",
+    "assigned",
+    "second_reviewer",
 ]
 
 
@@ -113,6 +132,12 @@ class Transition:
 DEFAULT_SETTINGS = QueueSettings()
 
 
+@cache
+def default_schema() -> LabelSchema:
+    """``rules/label-schema.yaml``, loaded once (callers with a configured schema pass it)."""
+    return load_label_schema()
+
+
 def _bump(item: ReviewItem, at: datetime, **update: object) -> ReviewItem:
     updated = max(item.updated_at, at)  # inputs may arrive a little out of order
     return item.model_copy(update={**update, "updated_at": updated, "version": item.version + 1})
@@ -135,6 +160,9 @@ def _normalize(
     if item.status == "open" and at >= item.expires_at:
         item = _bump(item, at, status="expired")
         expired = item
+    until = item.assignment_expires_at
+    if until is not None and at >= until:
+        item = _bump(item, at, assigned_to=None, assigned_by=None, assignment_expires_at=None)
     return item, lapsed, expired
 
 
@@ -153,9 +181,11 @@ def apply(
     settings: QueueSettings = DEFAULT_SETTINGS,
     *,
     admission: AdmissionDecision | None = None,
+    schema: LabelSchema | None = None,
 ) -> Transition:
     """Apply one input. ``admission`` is the cap's decision for a flag that opens a round
-    (``None``: admitted with probability 1)."""
+    (``None``: admitted with probability 1); ``schema`` checks labels (default: the shipped
+    ``rules/label-schema.yaml``)."""
     at = inp.at
     base, lapsed, expired = _normalize(item, at)
     moved = base is not item
@@ -167,7 +197,7 @@ def apply(
     if isinstance(inp, ReviewFlag):
         t = _flag(base, inp, settings, admission)
     else:
-        t = _action(base, inp, settings)
+        t = _action(base, inp, settings, schema or default_schema())
     return Transition(
         t.item,
         t.outcome,
@@ -239,9 +269,11 @@ def _merge(
             known.setdefault(f.finding_id, f)
         candidates = [f for f in known.values() if f.finding_id in keep_ids]
         findings = candidates[: s.max_findings]
+        priority = max(item.priority, *(r.priority for r in fresh))
         update |= {
             "reasons": kept,
-            "priority": max(item.priority, *(r.priority for r in fresh)),
+            "priority": priority,
+            "reviews_required": max(item.reviews_required, s.reviews_for(priority)),
             "findings": findings,
             "dropped_reasons": item.dropped_reasons + len(ranked) - len(kept),
             "dropped_findings": item.dropped_findings + len(candidates) - len(findings),
@@ -250,7 +282,7 @@ def _merge(
         if flag.verdict is not None and all(
             v.event_id != flag.verdict.event_id for v in item.verdicts
         ):
-            update["verdicts"] = [*item.verdicts, flag.verdict]
+            update["verdicts"] = [*item.verdicts, flag.verdict][-s.max_turns :]
     turns, dropped_t = _merge_turns(item.turns, [*flag.context, *filter(None, [flag.turn])], s)
     if turns != item.turns:
         update |= {"turns": turns, "dropped_turns": item.dropped_turns + dropped_t}
@@ -299,22 +331,33 @@ def _reject(
     return Transition(base, "rejected", False, (record,), Rejection(code, msg))
 
 
-def _action(base: ReviewItem | None, action: ReviewAction, s: QueueSettings) -> Transition:
+def _action(
+    base: ReviewItem | None, action: ReviewAction, s: QueueSettings, schema: LabelSchema
+) -> Transition:
     if base is None:
         return _reject(base, action, "not_found", "no review item for this conversation")
     if action.item_id is not None and action.item_id != base.item_id:
         return _reject(base, action, "stale", f"the current item is {base.item_id}")
-    if action.kind == "reveal":
-        return _reveal(base, action)
     who, at = action.reviewer, action.at
-    if base.status in TERMINAL:
-        return _reject(base, action, "closed", f"the item is {base.status}")
-    mine = base.status == "claimed" and base.claimed_by == who
     applied = action.model_copy(update={"outcome": "applied"})
+    if action.kind == "label" and action.label is not None and action.label.corrects is not None:
+        return _correct(base, action, applied, s, schema)
+    if base.status in TERMINAL:
+        hint = "; to correct its label send corrects=" + base.label_id if base.label_id else ""
+        return _reject(base, action, "closed", f"the item is {base.status}{hint}")
+    mine = base.status == "claimed" and base.claimed_by == who
+    if action.kind == "assign":
+        return _assign(base, action, applied, s)
     if action.kind == "claim":
         if base.status == "claimed" and not mine:
             until = base.lease_expires_at.isoformat() if base.lease_expires_at else "?"
             return _reject(base, action, "claimed", f"claimed by {base.claimed_by} until {until}")
+        if base.assigned_to is not None and base.assigned_to != who:
+            return _reject(base, action, "assigned", f"assigned to {base.assigned_to}")
+        if base.reviews_required > 1 and any(r.reviewer == who for r in base.labels):
+            return _reject(
+                base, action, "second_reviewer", "the second review needs another reviewer"
+            )
         seconds = min(action.lease_seconds or s.lease_seconds, s.max_lease_seconds)
         item = _bump(
             base,
@@ -329,86 +372,97 @@ def _action(base: ReviewItem | None, action: ReviewAction, s: QueueSettings) -> 
         if base.status == "claimed":
             return _reject(base, action, "not_claimer", f"claimed by {base.claimed_by}")
         return _reject(base, action, "not_claimed", "claim the item first")
+    if action.kind == "reveal":
+        return _reveal(base, action)
     if action.kind == "release":
         item = _bump(base, at, status="open", claimed_by=None, claimed_at=None)
         item = item.model_copy(update={"lease_expires_at": None})
         return Transition(item, "applied", True, (applied,))
-    return _label(base, action, applied)
+    return _label(base, action, applied, s, schema)
 
 
-def _label(base: ReviewItem, action: ReviewAction, applied: ReviewAction) -> Transition:
-    assert action.label is not None  # guaranteed by ReviewAction's validator
-    body = action.label
-    findings = {f.finding_id: f for f in base.findings}
-    given = [fl.finding_id for fl in body.findings]
-    if len(set(given)) != len(given):
-        return _reject(base, action, "invalid_label", "a finding is labelled twice")
-    if unknown := set(given) - findings.keys():
-        return _reject(base, action, "invalid_label", f"{len(unknown)} unknown finding id(s)")
-    if missing := findings.keys() - set(given):
-        return _reject(base, action, "invalid_label", f"{len(missing)} finding(s) without verdict")
-    checks = {v.event_id: v.fact_checks for v in base.verdicts}
-    claims: list[CorrectedClaim] = []
-    pairs = [(c.event_id, c.index) for c in body.claims]
-    if len(set(pairs)) != len(pairs):
-        return _reject(base, action, "invalid_label", "a claim is corrected twice")
-    for c in body.claims:
-        facts = checks.get(c.event_id, [])
-        if c.index >= len(facts):
-            return _reject(base, action, "invalid_label", "a claim correction names no claim")
-        fc = facts[c.index]
-        claims.append(
-            CorrectedClaim(
-                event_id=c.event_id,
-                index=c.index,
-                entity=fc.claim.entity,
-                attribute=fc.claim.attribute,
-                value=fc.claim.value,
-                sources=fc.sources,
-                original=fc.status,
-                corrected=c.status,
-            )
+def _assign(
+    base: ReviewItem, action: ReviewAction, applied: ReviewAction, s: QueueSettings
+) -> Transition:
+    """Assign the item (``assignee``) or take the assignment back (``None``). Who may assign
+    whom is the API's to decide (roles); the queue records who did it and until when."""
+    if action.assignee is None:
+        if base.assigned_to is None:
+            return Transition(base, "applied", False, (applied,))
+        item = _bump(
+            base, action.at, assigned_to=None, assigned_by=None, assignment_expires_at=None
         )
-    label_id = f"{base.item_id}:label"
-    verdicts = {fl.finding_id: fl.verdict for fl in body.findings}
-    label = ReviewLabel(
-        label_id=label_id,
-        item_id=base.item_id,
-        conversation_id=base.conversation_id,
-        tenant=base.tenant,
-        round=base.round,
-        reviewer=action.reviewer,
-        labeled_at=action.at,
-        priority=base.priority,
-        admission=base.admission,
-        inclusion_probability=base.inclusion_probability,
-        reasons=base.reasons,
-        findings=[
-            LabeledFinding(
-                finding_id=f.finding_id,
-                event_id=f.event_id,
-                rule_id=f.rule_id,
-                category=f.category,
-                entity=f.entity,
-                severity=f.severity,
-                verdict=verdicts[f.finding_id],
-            )
-            for f in base.findings
-        ],
-        claims=claims,
-        note=body.note,
-        expected_answer=body.expected_answer,
-        turns=base.turns,
-    )
+        return Transition(item, "applied", True, (applied,))
+    if base.status == "claimed" and base.claimed_by not in (None, action.assignee):
+        return _reject(base, action, "claimed", f"claimed by {base.claimed_by}; release it first")
+    if base.reviews_required > 1 and any(r.reviewer == action.assignee for r in base.labels):
+        return _reject(base, action, "second_reviewer", "the second review needs another reviewer")
+    hours = min(action.assignment_hours or s.assignment_hours, s.max_assignment_hours)
     item = _bump(
         base,
         action.at,
-        status="labeled",
-        labeled_by=action.reviewer,
-        labeled_at=action.at,
-        label_id=label_id,
-        lease_expires_at=None,
+        assigned_to=action.assignee,
+        assigned_by=action.reviewer,
+        assignment_expires_at=action.at + timedelta(hours=hours),
     )
+    return Transition(item, "applied", True, (applied,))
+
+
+def _label(
+    base: ReviewItem,
+    action: ReviewAction,
+    applied: ReviewAction,
+    s: QueueSettings,
+    schema: LabelSchema,
+) -> Transition:
+    stage = 1 + any(r.stage == 1 for r in base.labels) if base.reviews_required > 1 else 1
+    made = label_record(base, action, schema, stage=stage, supersedes=None)
+    if isinstance(made, str):
+        return _reject(base, action, "invalid_label", made)
+    record, label = made
+    done = stage >= base.reviews_required
+    update: dict[str, object] = {
+        **history_update(base, record, s),
+        "status": "labeled" if done else "open",
+        "lease_expires_at": None,
+    }
+    if not done:  # back to the queue for the second reviewer
+        update |= {
+            "claimed_by": None,
+            "claimed_at": None,
+            "assigned_to": None,
+            "assigned_by": None,
+            "assignment_expires_at": None,
+            "expires_at": max(base.expires_at, action.at + timedelta(hours=s.open_ttl_hours)),
+        }
+    item = _bump(base, action.at, **update)
+    return Transition(item, "applied", True, (applied, label))
+
+
+def _correct(
+    base: ReviewItem,
+    action: ReviewAction,
+    applied: ReviewAction,
+    s: QueueSettings,
+    schema: LabelSchema,
+) -> Transition:
+    """A correction: a new label event superseding the item's latest label. Allowed on a
+    labeled item, or between the two reviews, unless someone else holds the claim."""
+    assert action.label is not None and action.label.corrects is not None
+    if base.label_id is None or not base.labels:
+        return _reject(base, action, "not_found", "the item has no label to correct")
+    if action.label.corrects != base.label_id:
+        return _reject(base, action, "stale", f"the latest label is {base.label_id}")
+    if base.status == "expired":
+        return _reject(base, action, "closed", "the item is expired")
+    if base.status == "claimed" and base.claimed_by != action.reviewer:
+        return _reject(base, action, "not_claimer", f"claimed by {base.claimed_by}")
+    previous = next(r for r in reversed(base.labels) if r.label_id == base.label_id)
+    made = label_record(base, action, schema, stage=previous.stage, supersedes=base.label_id)
+    if isinstance(made, str):
+        return _reject(base, action, "invalid_label", made)
+    record, label = made
+    item = _bump(base, action.at, **history_update(base, record, s))
     return Transition(item, "applied", True, (applied, label))
 
 
@@ -426,5 +480,6 @@ def _reveal(base: ReviewItem, action: ReviewAction) -> Transition:
         at=action.at,
         finding_ids=ids,
         entities=sorted({entities[i] for i in ids}),
+        purpose=action.purpose,
     )
     return Transition(base, "applied", False, (event,))

@@ -13,13 +13,17 @@ from pydantic import Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
 
 from services.review.auth import ReviewAuthSettings
+from services.review.explain import DEFAULT_EXPLANATIONS_PATH, load_explanations
+from services.review.labels import DEFAULT_LABEL_SCHEMA_PATH, LabelSchema, load_label_schema
 from services.review.policy import DEFAULT_POLICY_PATH, TriagePolicy, load_policy
+from services.review.view import ViewContext
 
 __all__ = [
     "ReviewConfigError",
     "ReviewSettings",
     "ReviewWorkerSettings",
     "load_review_policy",
+    "load_reviewer_config",
     "load_settings",
     "load_worker_settings",
 ]
@@ -37,6 +41,10 @@ class ReviewSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="VIGIL_REVIEW_", extra="ignore", frozen=True)
 
     policy_file: Path = DEFAULT_POLICY_PATH
+    #: What reviewers record (``rules/label-schema.yaml``) and the plain-language explanations
+    #: of findings (``rules/explanations.yaml``).
+    label_schema_file: Path = DEFAULT_LABEL_SCHEMA_PATH
+    explanations_file: Path = DEFAULT_EXPLANATIONS_PATH
     #: The review table's changelog (compacted). Default ``<app_id>.review``: the queue is the
     #: app's state, so two apps never share one (like Faust's ``<app_id>-<table>-changelog``).
     topic: str | None = None
@@ -110,3 +118,12 @@ def load_review_policy(rs: ReviewSettings) -> TriagePolicy:
         )
     queue = policy.queue.model_copy(update={"lease_seconds": rs.lease_seconds})
     return policy.model_copy(update={"queue": queue})
+
+
+def load_reviewer_config(
+    rs: ReviewSettings, policy: TriagePolicy
+) -> tuple[LabelSchema, ViewContext]:
+    """The label schema and what the item view reads, from the settings' files."""
+    return load_label_schema(rs.label_schema_file), ViewContext(
+        policy=policy, explanations=load_explanations(rs.explanations_file)
+    )

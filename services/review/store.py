@@ -8,18 +8,77 @@ id; ``put(cid, None)`` deletes (a tombstone in the compacted changelog).
 
 from __future__ import annotations
 
+import fnmatch
 import json
 from collections import Counter, OrderedDict
 from collections.abc import Awaitable, Callable, Iterable, Iterator, MutableMapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from schemas.review import RevealEvent, ReviewAction, ReviewItem, ReviewLabel, ReviewStatus
+from schemas.review import RevealEvent, ReviewAction, ReviewItem, ReviewLabel
+from services.review.policy import band
 from services.review.queue import ReviewRecord
 
-__all__ = ["MemoryStore", "ReviewStore", "Send", "TableStore", "queue_order"]
+__all__ = ["ItemQuery", "MemoryStore", "ReviewStore", "Send", "TableStore", "queue_order"]
 
 Send = Callable[..., Awaitable[Any]]
+
+
+@dataclass(frozen=True)
+class ItemQuery:
+    """Which items a list wants; every given condition must hold. Read from an item's JSON, so
+    a store can filter without validating every item.
+
+    ``reasons``: any of these reason codes; ``rules``: a reason from a rule matching any of
+    these globs; ``bands``: priority bands; ``since``/``until``: creation time (``until``
+    exclusive); ``person``: claimed by, assigned to or labelled by this reviewer ("mine");
+    ``disagreement``: two reviewers' labels differ.
+    """
+
+    statuses: frozenset[str] | None = None
+    tenant: str | None = None
+    reasons: frozenset[str] | None = None
+    rules: tuple[str, ...] | None = None
+    bands: frozenset[str] | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    person: str | None = None
+    disagreement: bool | None = None
+
+    def matches(self, raw: dict[str, Any]) -> bool:
+        if self.statuses is not None and raw.get("status") not in self.statuses:
+            return False
+        if self.tenant is not None and raw.get("tenant") != self.tenant:
+            return False
+        reasons = raw.get("reasons") or []
+        if self.reasons is not None and not any(r.get("code") in self.reasons for r in reasons):
+            return False
+        if self.rules is not None and not any(
+            fnmatch.fnmatchcase(r.get("rule_id") or "", g) for r in reasons for g in self.rules
+        ):
+            return False
+        if self.bands is not None and band(int(raw.get("priority", 0))) not in self.bands:
+            return False
+        if self.since is not None or self.until is not None:
+            created = _moment(raw["created_at"])
+            if self.since is not None and created < self.since:
+                return False
+            if self.until is not None and created >= self.until:
+                return False
+        if self.person is not None and not _involves(raw, self.person):
+            return False
+        return self.disagreement is None or bool(raw.get("disagreement")) == self.disagreement
+
+
+def _moment(value: datetime | str) -> datetime:
+    return datetime.fromisoformat(value) if isinstance(value, str) else value
+
+
+def _involves(raw: dict[str, Any], person: str) -> bool:
+    if person in (raw.get("claimed_by"), raw.get("assigned_to"), raw.get("labeled_by")):
+        return True
+    return any(r.get("reviewer") == person for r in raw.get("labels") or [])
 
 
 class ReviewStore(Protocol):
@@ -27,14 +86,8 @@ class ReviewStore(Protocol):
 
     def put(self, conversation_id: str, item: ReviewItem | None) -> None: ...
 
-    def list(
-        self,
-        *,
-        statuses: Iterable[ReviewStatus] | None = None,
-        tenant: str | None = None,
-        limit: int = 50,
-    ) -> list[ReviewItem]:
-        """Items sorted by priority (highest first), then age (oldest first)."""
+    def list(self, query: ItemQuery | None = None, *, limit: int = 50) -> list[ReviewItem]:
+        """Items matching ``query``, by priority (highest first), then age (oldest first)."""
         ...
 
     def counts(self) -> dict[str, int]:
@@ -50,8 +103,7 @@ def queue_order(priority: int, created_at: str, conversation_id: str) -> tuple[i
 
 
 def _utc(value: datetime | str) -> str:
-    moment = datetime.fromisoformat(value) if isinstance(value, str) else value
-    return moment.astimezone(UTC).isoformat()
+    return _moment(value).astimezone(UTC).isoformat()
 
 
 def _key(item: ReviewItem) -> tuple[int, str, str]:
@@ -74,19 +126,9 @@ class MemoryStore:
         else:
             self.items[conversation_id] = item
 
-    def list(
-        self,
-        *,
-        statuses: Iterable[ReviewStatus] | None = None,
-        tenant: str | None = None,
-        limit: int = 50,
-    ) -> list[ReviewItem]:
-        wanted = set(statuses) if statuses is not None else None
-        chosen = [
-            i
-            for i in self.items.values()
-            if (wanted is None or i.status in wanted) and (tenant is None or i.tenant == tenant)
-        ]
+    def list(self, query: ItemQuery | None = None, *, limit: int = 50) -> list[ReviewItem]:
+        q = query or ItemQuery()
+        chosen = [i for i in self.items.values() if q.matches(i.model_dump(mode="json"))]
         return sorted(chosen, key=_key)[:limit]
 
     def counts(self) -> dict[str, int]:
@@ -159,19 +201,12 @@ class TableStore:
             if isinstance(parsed, dict):
                 yield cid, parsed
 
-    def list(
-        self,
-        *,
-        statuses: Iterable[ReviewStatus] | None = None,
-        tenant: str | None = None,
-        limit: int = 50,
-    ) -> list[ReviewItem]:
-        wanted = set(statuses) if statuses is not None else None
+    def list(self, query: ItemQuery | None = None, *, limit: int = 50) -> list[ReviewItem]:
+        q = query or ItemQuery()
         rows = [
             (queue_order(raw["priority"], _utc(raw["created_at"]), cid), cid, raw)
             for cid, raw in self._raw()
-            if (wanted is None or raw.get("status") in wanted)
-            and (tenant is None or raw.get("tenant") == tenant)
+            if q.matches(raw)
         ]
         rows.sort(key=lambda r: r[0])
         return [self._load(cid, raw) for _, cid, raw in rows[:limit]]

@@ -154,8 +154,9 @@ async def consume_batches(
 
 
 class FaustSender:
-    """``send(emit)`` for the runner: the emit's channel topic, through Faust's producer (so
-    ``exactly_once`` puts it in the partition's transaction)."""
+    """``send(emit)`` for the runner: the emit's channel topic, through the producer Faust hands
+    out (:meth:`faust.App.maybe_start_producer`: with ``exactly_once`` the transaction manager,
+    which puts the record in its partition's transaction; ``app.producer`` would bypass it)."""
 
     def __init__(self, app: faust.App, channels: dict[str, str], registry: CollectorRegistry):
         self.app = app
@@ -183,9 +184,8 @@ class FaustSender:
 
     async def __call__(self, emit: Emit) -> asyncio.Future[Any]:
         topic = self.channels[emit.channel]
-        fut = await self.app.producer.send(
-            topic, emit.key, encode(emit.value), emit.partition, None, None
-        )
+        producer = await self.app.maybe_start_producer()
+        fut = await producer.send(topic, emit.key, encode(emit.value), emit.partition, None, None)
         self._count(emit.channel).inc()
         future: asyncio.Future[Any] = asyncio.ensure_future(fut)
         future.add_done_callback(partial(self._done, emit.channel))

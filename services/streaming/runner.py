@@ -72,6 +72,9 @@ class States(Protocol):
     def forget(self) -> None:
         """Drop stores held for partitions (after a rebalance)."""
 
+    async def drain(self) -> None:
+        """Hand the flushed writes' changelog records to the producer."""
+
 
 class MemoryStates:
     """:class:`States` in memory (unit tests and single-process use)."""
@@ -89,6 +92,9 @@ class MemoryStates:
 
     def forget(self) -> None:
         """Memory stores are the state itself: nothing to drop."""
+
+    async def drain(self) -> None:
+        """Nothing to send."""
 
 
 class _RateLimited:
@@ -219,6 +225,7 @@ class StreamRunner:
         """Send the emits; run the follow-up once they are all acknowledged."""
         pending: Effects | None = effects
         while pending is not None:
+            await self.states.drain()
             futures = [await self.send(e) for e in pending.emits]
             if pending.then is None:
                 return
@@ -321,38 +328,67 @@ class StreamRunner:
 
     async def samples(self, records: Sequence[Record]) -> int:
         """A batch of the eval-set sampler's input (partition 0): summaries and ticks. Returns
-        how many summaries were folded in."""
+        how many summaries were folded in.
+
+        The sampler's writes are committed once per run of summaries (up to the batch's end or
+        a tick), not per summary. A summary that fails is dropped alone, as if committed one
+        by one: the sampler reloads from its table and folds the run again without it.
+        """
         core = self.flow.evalsets
         if core is None:
             return 0
         sampler = self.sampler
         store = self.states.store("evalset-sampler", 0)
         store.now = self.clock()
-        effects = Effects()
-        folded = 0
+        messages: list[SampleIn | None] = []
         for record in records:
             try:
-                msg = SampleIn.model_validate_json(record.value)
+                messages.append(SampleIn.model_validate_json(record.value))
             except ValueError:
                 self.errors.error("sampler:parse", "evaluation-set sampler: not a sample message")
+                messages.append(None)
+        folded = 0
+        start, bad = 0, set[int]()
+        effects = Effects()
+        i = start
+        while i < len(messages):
+            msg = messages[i]
+            if msg is None or i in bad:
+                i += 1
                 continue
             try:
                 if msg.kind == "tick":
+                    sampler.commit()
                     store.flush()
                     await self.deliver(effects)
                     effects = Effects()
                     await self.tick_sampler()
+                    start = i = i + 1
                     continue
                 effects.emits += core.on_sample(
-                    sampler, msg, wall=time.time(), mono=time.monotonic()
+                    sampler, msg, wall=time.time(), mono=time.monotonic(), commit=False
                 )
                 folded += 1
+                i += 1
             except Exception as exc:
-                sampler.invalidate()
-                store.discard()  # type: ignore[attr-defined]
                 self.errors.error(
                     f"sampler:{type(exc).__name__}", "evaluation-set sampler failed", exc=exc
                 )
+                sampler.invalidate()
+                store.discard()  # type: ignore[attr-defined]
+                bad.add(i)
+                folded -= sum(1 for j in range(start, i) if j not in bad and messages[j])
+                effects = Effects()
+                i = start
+        try:
+            sampler.commit()
+        except Exception as exc:  # a bug: the run's summaries are lost, the sampler lives on
+            self.errors.error(
+                f"sampler:{type(exc).__name__}", "evaluation-set sampler commit failed", exc=exc
+            )
+            sampler.invalidate()
+            store.discard()  # type: ignore[attr-defined]
+            return 0
         store.flush()
         await self.deliver(effects)
         return folded
@@ -375,11 +411,15 @@ class StreamRunner:
         return closed, retired
 
     async def decisions(self, records: Sequence[Record]) -> None:
-        """A batch of the sampler's decisions, each for the partition it was sent to."""
+        """A batch of the sampler's decisions, each for the partition it was sent to. Their
+        records go out together at the end of the batch, except where a decision has a
+        follow-up (a retirement drops state only once its records are acknowledged): then
+        what came before goes out with it."""
         core = self.flow.evalsets
         if core is None:
             return
         touched = self._stamp(self.clock(), {r.partition for r in records})
+        emits: list[Emit] = []
         for record in records:
             try:
                 decision = Decision.model_validate_json(record.value)
@@ -394,9 +434,14 @@ class StreamRunner:
                     exc=exc,
                 )
                 continue
+            if effects.then is None:
+                emits += effects.emits
+                continue
             self.flush(touched)
-            await self.deliver(effects)
+            await self.deliver(Effects([*emits, *effects.emits], then=effects.then))
+            emits = []
         self.flush(touched)
+        await self.deliver(Effects(emits))
 
     async def labels(self, records: Sequence[Record]) -> None:
         """A batch of reviewers' labels: joined to the cases of their conversations."""

@@ -20,6 +20,8 @@ locally, and a recovering worker would get them back).
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import struct
 from collections.abc import Iterator, Mapping
 from functools import partial
@@ -29,18 +31,41 @@ from services.dataflow.state import KeyedStore, StateSpec
 
 __all__ = ["STATE_TABLE", "FaustStates", "TableBackend", "TableStore"]
 
+log = logging.getLogger("vigil.worker")
+
 STATE_TABLE = "state"
 _STAMP = struct.Struct(">d")
 _DELETED: Any = object()
 
 
 class TableBackend:
-    """Direct access to a Faust table's store by partition (RocksDB or memory)."""
+    """Direct access to a Faust table's store by partition (RocksDB or memory), and the sending
+    of its changelog records.
+
+    A write lands in the local store at once and its changelog record goes to an outbox that
+    :meth:`drain` hands to the producer in write order (one task at a time, so a key's records
+    reach the broker in the order they were written). The runner drains after every batch,
+    before the batch's offsets can be acknowledged; writes from anywhere else (timers, web
+    handlers) are drained by a task scheduled on the first write. Faust's own ``send_soon``
+    is not used: it queues every record behind a single sending task and blocks all streams
+    once a hundred records wait, which a batch of state writes always exceeds.
+
+    The producer is Faust's (:meth:`faust.App.maybe_start_producer`): with
+    ``exactly_once`` it is the transaction manager, and a record joins the transaction of its
+    partition. Acknowledged offsets become the store's persisted offsets (where recovery starts
+    reading the changelog), as Faust's own tables do.
+    """
 
     def __init__(self, table: Any) -> None:
         self.table = table
         #: key -> the future of its last changelog record not yet acknowledged
-        self.last_write: dict[bytes, Any] = {}
+        self.last_write: dict[bytes, asyncio.Future[Any]] = {}
+        self._outbox: list[tuple[int, bytes, bytes | None, asyncio.Future[Any]]] = []
+        self._lock: asyncio.Lock | None = None
+        self._drainer: asyncio.Task[None] | None = None
+        self._acked: dict[Any, int] = {}
+        self._persist_scheduled = False
+        self.failed = 0
 
     @property
     def store(self) -> Any:
@@ -58,7 +83,7 @@ class TableBackend:
         return None if value is None else bytes(value)
 
     def put(self, partition: int, key: bytes, value: bytes | None) -> None:
-        """Write (``None``: delete) locally and send the changelog record to ``partition``."""
+        """Write (``None``: delete) locally and queue the changelog record for ``partition``."""
         store = self.store
         if self._rocks():
             db = store._db_for_partition(partition)
@@ -72,9 +97,77 @@ class TableBackend:
         else:
             store.data[key] = value
             store._key_partition[key] = partition
-        fut = self.table.send_changelog(partition, key, value, "raw", "raw")
-        self.last_write[key] = fut
-        fut.add_done_callback(partial(self._written, key))
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[Any] = loop.create_future()
+        self.last_write[key] = done
+        done.add_done_callback(partial(self._written, key))
+        self._outbox.append((partition, key, value, done))
+        if self._drainer is None:
+            self._drainer = loop.create_task(self._drain_soon())
+
+    async def _drain_soon(self) -> None:
+        try:
+            await self.drain()
+        finally:
+            self._drainer = None
+
+    async def drain(self) -> None:
+        """Hand every queued changelog record to the producer, in write order."""
+        if not self._outbox:
+            return
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            if not self._outbox:
+                return
+            app = self.table.app
+            producer = await app.maybe_start_producer()
+            topic = self.table.changelog_topic.get_topic_name()
+            while self._outbox:
+                batch, self._outbox = self._outbox, []
+                for partition, key, value, done in batch:
+                    try:
+                        fut = await producer.send(topic, key, value, partition, None, None)
+                    except Exception as exc:
+                        self._failed(done, exc)
+                        continue
+                    fut.add_done_callback(partial(self._sent, done))
+
+    def _sent(self, done: asyncio.Future[Any], fut: asyncio.Future[Any]) -> None:
+        if fut.cancelled():
+            self._failed(done, asyncio.CancelledError())
+            return
+        exc = fut.exception()
+        if exc is not None:
+            self._failed(done, exc)
+            return
+        meta = fut.result()
+        tp = meta.topic_partition
+        if meta.offset > self._acked.get(tp, -1):
+            self._acked[tp] = meta.offset
+        if not self._persist_scheduled:
+            self._persist_scheduled = True
+            asyncio.get_running_loop().call_soon(self._persist)
+        if not done.done():
+            done.set_result(meta)
+
+    def _failed(self, done: asyncio.Future[Any], exc: BaseException) -> None:
+        self.failed += 1
+        log.error("a changelog record was not delivered: %s", type(exc).__name__)
+        if not done.done():
+            done.set_exception(exc)
+            done.exception()  # retrieved: waiting on it is optional
+
+    def _persist(self) -> None:
+        """Acknowledged offsets become persisted offsets (once per loop turn, not per record)."""
+        self._persist_scheduled = False
+        acked, self._acked = self._acked, {}
+        app = self.table.app
+        for tp, offset in acked.items():
+            if app.in_transaction:
+                app.tables.persist_offset_on_commit(self.store, tp, offset)
+            else:
+                self.store.set_persisted_offset(tp, offset)
 
     def _written(self, key: bytes, fut: Any) -> None:
         if self.last_write.get(key) is fut:
@@ -209,3 +302,6 @@ class FaustStates:
         for store in self._stores.values():
             store.discard()
         self._stores.clear()
+
+    async def drain(self) -> None:
+        await self.backend.drain()

@@ -194,7 +194,9 @@ def test_killed_worker_is_replaced_and_the_sample_has_no_duplicates_or_gaps(
     assert expected.bounded == [], "a stratum outgrew its reserve: order would matter"
     sampler = expected.collector.sampler.sampler
     population = sum(s.population for p in DAYS[1:] for s in sampler.state(p).strata.values())
-    assert population > 2 * len(expected.active), "the sample must leave conversations out"
+    drawn = [c for c in expected.active.values() if c.unit == "conversation"]
+    assert population > 2 * len(drawn), "the sample must leave conversations out"
+    assert len(drawn) < len(expected.active), "some conversations have a second critical answer"
 
     a, b = len(events) // 2, len(events) * 7 // 10
     paths = {
@@ -511,9 +513,11 @@ def test_sampler_core_with_crashes_matches_the_collector(
     want = {
         k: (c.stratum, c.inclusion_probability, c.stratum_population)
         for k, c in expected.active.items()
+        if c.unit == "conversation"  # the sampler draws conversations; answer cases follow them
     }
     assert {k: v[0] for k, v in got.items()} == {k: v[0] for k, v in want.items()}
     closed = {k: v for k, v in want.items() if not k.startswith(DAYS[2])}
     assert {k: v for k, v in got.items() if k in closed} == closed
-    assert {f"{p}:{c}" for p, c in parts.archived} == set(expected.retired)
+    retired = {k for k, c in expected.retired.items() if c.unit == "conversation"}
+    assert {f"{p}:{c}" for p, c in parts.archived} == retired
     assert not any(k.startswith("M|" + DAYS[0]) for k in raw.data), "retired members left"

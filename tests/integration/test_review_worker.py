@@ -272,6 +272,7 @@ def test_review_queue_in_the_worker(vigil_stack: Callable[..., VigilStack], tmp_
                 {"finding_id": f["finding_id"], "verdict": verdicts[i % 2]}
                 for i, f in enumerate(claimed["findings"])
             ],
+            "harm_severity": "none",
             "note": "integration test",
         }
         before = _metric(worker, "vigil_review_labels")

@@ -21,6 +21,7 @@ from services.evalsets.export import (
     write_cases,
 )
 from services.evalsets.rotation import active_periods, dedupe, normalise_question, rotate
+from tests.support.json_schemas import schema_errors
 from tests.unit.test_evalset_cases import conversation
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -110,15 +111,13 @@ def labelled() -> EvalCase:
     )
 
 
-def test_jsonl_round_trip_with_relevant_doc_ids_on_top(tmp_path: Path) -> None:
+def test_jsonl_round_trip_valid_against_the_schema(tmp_path: Path) -> None:
     cases = [labelled(), case("c2", question=None)]
     res = write_cases(cases, tmp_path / "out" / "cases.jsonl")
     assert (res.written, res.skipped, res.format) == (2, 0, "jsonl")
     lines = (tmp_path / "out" / "cases.jsonl").read_text().splitlines()
     first = json.loads(lines[0])
-    keys = list(first)
-    assert keys.index("relevant_doc_ids") == keys.index("contexts") + 1
-    assert first["relevant_doc_ids"] == ["d2"]
+    assert first["label"]["relevant_doc_ids"] == ["d2"] and "relevant_doc_ids" not in first
     for field in (
         "case_id",
         "period",
@@ -133,8 +132,19 @@ def test_jsonl_round_trip_with_relevant_doc_ids_on_top(tmp_path: Path) -> None:
         "label",
     ):
         assert field in first
+    assert schema_errors("EvalCase", tmp_path / "out" / "cases.jsonl") == []
     assert load_cases(tmp_path / "out" / "cases.jsonl") == cases
-    assert case_record(cases[1])["relevant_doc_ids"] is None
+    assert case_record(cases[1]) == cases[1].model_dump(mode="json")
+
+
+def test_a_hand_written_file_may_give_relevant_doc_ids_on_top(tmp_path: Path) -> None:
+    record = case_record(case("c3"))
+    record["relevant_doc_ids"] = ["d1"]
+    path = tmp_path / "hand.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    (loaded,) = load_cases(path)
+    assert loaded.label is not None and loaded.label.relevant_doc_ids == ["d1"]
+    assert schema_errors("EvalCase", [record]) != []  # not the published form, only accepted
 
 
 def test_ragas_form(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ from services.review.metrics import ReviewMetrics
 from services.review.page import SECURITY_HEADERS
 from services.review.queue import apply
 from services.review.routing import faust_locator, faust_peers, owner_partition
-from services.review.store import MemoryStore, TableStore
+from services.review.store import ItemQuery, MemoryStore, TableStore
 from tests.unit.test_review_support import POLICY, at, leak_flag
 
 ANN = "tok-reviewer-ann-0001"
@@ -78,8 +78,13 @@ def _label_body(item: dict[str, Any], verdict: str = "true_positive") -> dict[st
     return {
         "item_id": item["item_id"],
         "findings": [{"finding_id": f["finding_id"], "verdict": verdict} for f in item["findings"]],
+        "harm_severity": "moderate",
+        "error_categories": ["personal_data_exposed"],
         "note": "checked",
     }
+
+
+PURPOSE = {"purpose": "confirm the address is a real patient's"}
 
 
 # --- auth ---------------------------------------------------------------------------------------
@@ -89,11 +94,13 @@ REQUESTS = [
     ("GET", "/review/api/items"),
     ("GET", "/review/api/items/c1"),
     ("GET", "/review/api/items/nope"),
-    ("GET", "/review/api/items/c1?reveal=1"),
+    ("GET", "/review/api/schema"),
+    ("POST", "/review/api/items/c1/reveal"),
     ("POST", "/review/api/items/c1/claim"),
     ("POST", "/review/api/items/nope/claim"),
     ("POST", "/review/api/items/c1/label"),
     ("POST", "/review/api/items/c1/release"),
+    ("POST", "/review/api/items/c1/assign"),
 ]
 
 
@@ -121,7 +128,10 @@ async def test_valid_token_without_the_role_is_403_for_existing_and_missing_item
         for method, path in REQUESTS:
             resp = await client.request(method, path, headers=H(token), json={})
             assert resp.status == 403, path
-            assert await resp.json() == {"error": "forbidden"}, path
+            assert await resp.json() == {
+                "error": "forbidden",
+                "detail": "needs the reviewer role",
+            }, path
 
 
 async def test_each_role_sees_what_it_may_and_every_reveal_is_logged() -> None:
@@ -135,18 +145,28 @@ async def test_each_role_sees_what_it_may_and_every_reveal_is_logged() -> None:
         body = json.loads(text)["item"]
         assert body["revealed"] is False and body["revealable"] == 1
         assert "originals" not in body and "seen" not in body
-        denied = await client.get("/review/api/items/c1?reveal=1", headers=H(ANN))
+        old_way = await client.get("/review/api/items/c1?reveal=1", headers=H(RITA))
+        assert old_way.status == 400 and EMAIL not in await old_way.text()
+        denied = await client.post("/review/api/items/c1/reveal", headers=H(ANN), json=PURPOSE)
         assert denied.status == 403 and EMAIL not in await denied.text()
+        assert (await denied.json())["detail"] == "needs the reveal role (to see masked values)"
+        unclaimed = await client.post("/review/api/items/c1/reveal", headers=H(RITA), json=PURPOSE)
+        assert unclaimed.status == 409 and (await unclaimed.json())["error"] == "not_claimed"
+        assert (await client.post("/review/api/items/c1/claim", headers=H(RITA))).status == 200
+        no_reason = await client.post("/review/api/items/c1/reveal", headers=H(RITA), json={})
+        assert no_reason.status == 422 and (await no_reason.json())["detail"][0]["loc"] == "purpose"
         plain = await client.get("/review/api/items/c1", headers=H(RITA))
         assert EMAIL not in await plain.text()
-        assert store.published == []  # looking without reveal is not a reveal
-        shown = await client.get("/review/api/items/c1?reveal=1", headers=H(RITA))
+        shown = await client.post("/review/api/items/c1/reveal", headers=H(RITA), json=PURPOSE)
         item = (await shown.json())["item"]
         assert item["revealed"] is True and item["turns"][0]["text"] == f"Write to {EMAIL} today."
         assert item["findings"][0]["evidence"] == EMAIL
-    (ev,) = store.published
-    assert isinstance(ev, RevealEvent) and ev.reviewer == "rita" and ev.at == at(1)
+    reveals = [r for r in store.published if isinstance(r, RevealEvent)]
+    (ev,) = reveals
+    assert ev.reviewer == "rita" and ev.at == at(1) and ev.purpose == PURPOSE["purpose"]
     assert ev.entities == ["EMAIL_ADDRESS"] and EMAIL not in ev.model_dump_json()
+    rejected = [r for r in store.published if isinstance(r, ReviewAction) and r.kind == "reveal"]
+    assert [r.outcome for r in rejected] == ["rejected"]  # the unclaimed try is logged too
     assert registry.get_sample_value("vigil_review_reveals_total") == 1
 
 
@@ -183,7 +203,7 @@ async def test_list_sorted_by_priority_then_age_with_filters() -> None:
         assert len((await one.json())["items"]) == 1
         none = await client.get("/review/api/items?status=labeled", headers=H(ANN))
         assert (await none.json())["items"] == []
-        for bad in ("status=done", "limit=0", "limit=x", "limit=501"):
+        for bad in ("status=done", "limit=0", "limit=x", "limit=501", "band=red", "since=soon"):
             resp = await client.get(f"/review/api/items?{bad}", headers=H(ANN))
             assert resp.status == 400, bad
 
@@ -396,18 +416,24 @@ async def test_table_store_over_a_dict_with_topic_senders() -> None:
     store.put("c2", _item("c2", minutes=3))
     assert json.loads(table["c1"])["item_id"] == "c1:1"  # JSON bytes, as a keyed store holds
     assert store.get("c1") == item and store.get("zz") is None
-    assert [i.conversation_id for i in store.list(statuses=["open"])] == ["c1", "c2"]
+    assert [i.conversation_id for i in store.list(ItemQuery(statuses=frozenset({"open"})))] == [
+        "c1",
+        "c2",
+    ]
     assert store.counts() == {"open": 2}
     async with serve(store) as client:
+        assert (await client.post("/review/api/items/c1/claim", headers=H(RITA))).status == 200
+        r = await client.post("/review/api/items/c1/reveal", headers=H(RITA), json=PURPOSE)
+        assert r.status == 200
+        assert (await client.post("/review/api/items/c1/release", headers=H(RITA))).status == 200
         r = await client.post("/review/api/items/c1/claim", headers=H(ANN), json={})
         assert r.status == 200
         body = (await r.json())["item"]
         r = await client.post("/review/api/items/c1/label", headers=H(ANN), json=_label_body(body))
         assert r.status == 200
-        await client.get("/review/api/items/c1?reveal=1", headers=H(RITA))
     assert json.loads(table["c1"])["status"] == "labeled"
     assert store.get("c1").status == "labeled"  # type: ignore[union-attr]
-    assert actions.await_count == 2 and labels.await_count == 1 and reveals.await_count == 1
+    assert actions.await_count == 4 and labels.await_count == 1 and reveals.await_count == 1
     call = labels.await_args
     assert call is not None and call.kwargs["key"] == b"c1"
     assert ReviewLabel.model_validate_json(call.kwargs["value"]).item_id == "c1:1"

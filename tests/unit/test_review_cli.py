@@ -139,14 +139,22 @@ def test_show_is_masked_and_reveal_needs_the_role_and_is_logged(served: Served) 
     assert "conv-leak-1:1" in shown.stdout and "pii_leak" in shown.stdout
     assert EMAIL not in shown.stdout and "[EMAIL_ADDRESS]" in shown.stdout
     dose = ok(served, "show", "conv-dose").stdout
-    assert "amoxicillin max_daily_dose = 9 g" in dose and "contradicted" in dose
-    denied = run(served, "show", "conv-leak-1", "--reveal")
-    assert denied.exit_code == 1 and "forbidden" in denied.stderr and "reveal" in denied.stderr
+    row = next(line for line in dose.splitlines() if "max_daily_dose" in line)
+    assert "amoxicillin max_daily_dose" in row and "9 g" in row and "contradicted" in row
+    no_purpose = run(served, "show", "conv-leak-1", "--reveal", token=RITA)
+    assert no_purpose.exit_code == 2 and "--purpose" in no_purpose.stderr
+    why = ("--purpose", "check the address against the patient file")
+    denied = run(served, "show", "conv-leak-1", "--reveal", *why)
+    assert denied.exit_code == 1
+    assert "forbidden: this token's reviewer needs the reveal role" in denied.stderr
     assert served.store.published == []
-    revealed = ok(served, "show", "conv-leak-1", "--reveal", token=RITA)
+    unclaimed = run(served, "show", "conv-leak-1", "--reveal", *why, token=RITA)
+    assert unclaimed.exit_code == 1 and "claim it first" in unclaimed.stderr
+    ok(served, "claim", "conv-leak-1", token=RITA)
+    revealed = ok(served, "show", "conv-leak-1", "--reveal", *why, token=RITA)
     assert EMAIL in revealed.stdout and "this view was logged" in revealed.stdout
-    (reveal,) = served.store.published
-    assert isinstance(reveal, RevealEvent) and reveal.reviewer == "rita"
+    (reveal,) = [r for r in served.store.published if isinstance(r, RevealEvent)]
+    assert reveal.reviewer == "rita" and reveal.purpose == why[1]
     item = json.loads(ok(served, "show", "tenant/a b", "--json").stdout)["item"]
     assert item["conversation_id"] == "tenant/a b"  # quoted into the path
 
@@ -184,8 +192,13 @@ def test_claim_label_by_number_and_release(served: Served) -> None:
         "conv-dose-e1:0=supported",
         "--note",
         "the registry is wrong here",
+        "--harm",
+        "none",
     ).stdout
-    assert "labeled conv-dose:1: 0 true positive, 1 false positive, 1 fact check" in labeled
+    assert (
+        "labeled conv-dose:1 as conv-dose:1:label:1: 0 true positive, 1 false positive, 0 "
+        "unsure, 1 fact check(s) corrected"
+    ) in labeled
     item = served.store.items["conv-dose"]
     assert item.status == "labeled" and item.labeled_by == "ann"
     (label,) = [r for r in served.store.published if isinstance(r, ReviewLabel)]
@@ -194,6 +207,27 @@ def test_claim_label_by_number_and_release(served: Served) -> None:
     assert label.note == "the registry is wrong here"
     closed = run(served, "claim", "conv-dose")
     assert closed.exit_code == 1 and "the item is closed" in closed.stderr
+    fixed = ok(
+        served,
+        "label",
+        "conv-dose",
+        "--all",
+        "tp",
+        "--harm",
+        "moderate",
+        "--category",
+        "contradicts_source",
+        "--corrects",
+        "conv-dose:1:label:1",
+        token=BOB,
+    ).stdout
+    assert "corrected conv-dose:1 as conv-dose:1:label:2: 1 true positive" in fixed
+    history = ok(served, "show", "conv-dose").stdout
+    assert "label conv-dose:1:label:1 by ann" in history
+    assert "label conv-dose:1:label:2 by bob" in history and "(corrects conv-dose:1:label:1)" in (
+        history
+    )
+    assert "reviewers disagree on: finding:" in history  # ann said fp, bob tp
 
     ok(served, "claim", "conv-leak-1", token=BOB)
     released = ok(served, "release", "conv-leak-1", "--json", token=BOB)
@@ -226,7 +260,9 @@ def test_missing_token_role_item_and_server(served: Served) -> None:
     none = run(served, "list", token=None)
     assert none.exit_code == 2 and "VIGIL_REVIEW_TOKEN" in none.stderr
     norole = run(served, "list", token=NORA)
-    assert norole.exit_code == 1 and "forbidden" in norole.stderr
+    assert norole.exit_code == 1
+    assert "forbidden: this token's reviewer needs the reviewer role" in norole.stderr
+    assert "reveal" not in norole.stderr
     unknown = run(served, "show", "conv-nope")
     assert unknown.exit_code == 1 and "no review item for conversation 'conv-nope'" in (
         unknown.stderr
@@ -246,9 +282,56 @@ def test_missing_token_role_item_and_server(served: Served) -> None:
         ["label", "conv-dose", "--finding", "x"],
         ["label", "conv-dose", "--all", "tp", "--claim", "e1:0=wrong"],
         ["label", "conv-dose", "--finding", "9=tp"],
+        ["label", "conv-dose", "--all", "tp", "--missed", "weather"],
+        ["label", "conv-dose", "--all", "tp", "--rubric", "clarity"],
+        ["show", "conv-dose", "--reveal"],
+        ["assign", "conv-dose"],
+        ["assign", "conv-dose", "--to", "bob", "--unassign"],
         ["list", "--limit", "501"],
     ],
 )
 def test_usage_errors_exit_2(served: Served, args: list[str]) -> None:
     result = run(served, *args)
     assert result.exit_code == 2, result.output
+
+
+def test_ids_are_never_cut_on_a_narrow_terminal(served: Served) -> None:
+    long_id = "conv-" + "x" * 70 + "-end"
+    served.store.put(long_id, _leak(long_id, 2))
+    env = {"COLUMNS": "80", "VIGIL_REVIEW_URL": served.url, "VIGIL_REVIEW_TOKEN": ANN}
+    out = CliRunner().invoke(review_app, ["list"], env=env).stdout
+    assert long_id in out  # whole, on one line: it can be copied
+    assert "tenant/a b" in out and "conv-dose" in out
+
+
+def test_the_default_url_follows_vigil_web_port(monkeypatch: pytest.MonkeyPatch) -> None:
+    from services.commands.review import default_url
+
+    monkeypatch.delenv("VIGIL_REVIEW_URL", raising=False)
+    monkeypatch.delenv("VIGIL_WEB_PORT", raising=False)
+    assert default_url() == "http://127.0.0.1:6066"
+    monkeypatch.setenv("VIGIL_WEB_PORT", "7123")
+    assert default_url() == "http://127.0.0.1:7123"
+    monkeypatch.setenv("VIGIL_REVIEW_URL", "http://review.example:8000")
+    assert default_url() == "http://review.example:8000"
+
+
+def test_the_port_of_vigil_web_port_is_used_when_no_url_is_given(served: Served) -> None:
+    port = served.url.rsplit(":", 1)[1]
+    env = {"VIGIL_WEB_PORT": port, "VIGIL_REVIEW_TOKEN": ANN, "COLUMNS": "200"}
+    result = CliRunner().invoke(review_app, ["list", "--json"], env=env)
+    assert result.exit_code == 0 and len(json.loads(result.stdout)["items"]) == 4
+
+
+def test_assign_needs_the_assign_role_for_others_and_blocks_other_claims(served: Served) -> None:
+    mine = ok(served, "assign", "conv-leak-2", "--to", "ann").stdout
+    assert "assigned conv-leak-2:1 to ann until" in mine
+    other = run(served, "assign", "conv-leak-2", "--to", "bob")
+    assert other.exit_code == 1 and "needs the assign role" in other.stderr
+    blocked = run(served, "claim", "conv-leak-2", token=BOB)
+    assert blocked.exit_code == 1 and "assigned to ann" in blocked.stderr
+    listed = json.loads(ok(served, "list", "--mine", "--json").stdout)["items"]
+    assert [i["conversation_id"] for i in listed] == ["conv-leak-2"]
+    back = ok(served, "assign", "conv-leak-2", "--unassign").stdout
+    assert "is assigned to nobody" in back
+    ok(served, "claim", "conv-leak-2", token=BOB)

@@ -53,7 +53,8 @@ def _claimed(by: str = "ann", minutes: float = 1) -> ReviewItem:
 
 def _labels(item: ReviewItem, verdict: str = "true_positive") -> LabelInput:
     return LabelInput(
-        findings=[FindingLabel(finding_id=f.finding_id, verdict=verdict) for f in item.findings]  # type: ignore[arg-type]
+        findings=[FindingLabel(finding_id=f.finding_id, verdict=verdict) for f in item.findings],  # type: ignore[arg-type]
+        harm_severity="none",
     )
 
 
@@ -207,7 +208,7 @@ def test_only_the_claimer_labels_and_the_label_is_an_event() -> None:
     assert (done.item.status, done.item.labeled_by, done.item.label_id) == (
         "labeled",
         "ann",
-        "c1:1:label",
+        "c1:1:label:1",
     )
     applied, label = done.events
     assert isinstance(applied, ReviewAction) and applied.outcome == "applied"
@@ -250,11 +251,11 @@ def test_label_validation() -> None:
     )
     assert "twice" in str(label(findings=[tp, tp]))
     bad_claim = ClaimCorrection(event_id="e3", index=5, status="supported")
-    assert "names no claim" in str(label(findings=[tp], claims=[bad_claim]))
+    assert "harm_severity is required" in str(label(findings=[tp]))
+    assert "names no claim" in str(label(findings=[tp], claims=[bad_claim], harm_severity="none"))
     fix = ClaimCorrection(event_id="e3", index=0, status="supported")
-    t = apply(
-        item, action("label", minutes=2, label=LabelInput(findings=[tp], claims=[fix], note="ok"))
-    )
+    body = LabelInput(findings=[tp], claims=[fix], note="ok", harm_severity="none")
+    t = apply(item, action("label", minutes=2, label=body))
     assert t.rejection is None
     label_event = t.events[1]
     assert isinstance(label_event, ReviewLabel)
@@ -279,17 +280,25 @@ def test_release_only_by_the_claimer_and_stale_item_ids() -> None:
     assert missing.rejection is not None and missing.rejection.code == "not_found"
 
 
-def test_reveal_emits_who_what_when_without_values() -> None:
-    item = _open()
-    t = apply(item, action("reveal", "rita", minutes=4, action_id="r1"))
+def test_a_reveal_needs_the_claim_and_is_logged_with_its_purpose_without_values() -> None:
+    unclaimed = apply(_open(), action("reveal", "rita", minutes=4, action_id="r0"))
+    assert unclaimed.rejection is not None and unclaimed.rejection.code == "not_claimed"
+    (rejected,) = unclaimed.events
+    assert isinstance(rejected, ReviewAction) and rejected.outcome == "rejected"
+    assert rejected.purpose == "checking whether the leak is real"
+    item = _claimed("rita")
+    other = apply(item, action("reveal", "ann", minutes=4))
+    assert other.rejection is not None and other.rejection.code == "not_claimer"
+    t = apply(item, action("reveal", "rita", minutes=4, action_id="r1", purpose="call the user"))
     assert t.outcome == "applied" and not t.changed and t.item == item
     (ev,) = t.events
     assert isinstance(ev, RevealEvent)
-    assert (ev.event_id, ev.reviewer, ev.at, ev.entities) == (
+    assert (ev.event_id, ev.reviewer, ev.at, ev.entities, ev.purpose) == (
         "r1",
         "rita",
         at(4),
         ["EMAIL_ADDRESS"],
+        "call the user",
     )
     assert ev.finding_ids == [item.findings[0].finding_id] and "bob@" not in ev.model_dump_json()
 
@@ -361,7 +370,9 @@ def test_secrets_are_never_retained_by_default_and_text_is_bounded() -> None:
     ev = event("key sk-abc " + "x" * 5000)
     flag = make_flag(ev, [finding(ev, "sk-abc", "secret.openai_key")], None, POLICY, at=at())
     assert flag is not None and flag.originals == {} and flag.turn is not None
-    assert flag.turn.truncated and len(flag.turn.text) == S.max_turn_chars
+    (gap,) = flag.turn.gaps
+    assert flag.turn.truncated and gap.start == S.max_turn_chars
+    assert flag.turn.text[gap.start : gap.end] == "\n… 1,021 characters …\n"
     assert "sk-abc" not in flag.model_dump_json()
 
 

@@ -160,7 +160,9 @@ def action(
     **extra: Any,
 ) -> ReviewAction:
     if kind == "label" and "label" not in extra:
-        extra["label"] = LabelInput()
+        extra["label"] = LabelInput(harm_severity="none")
+    if kind == "reveal" and "purpose" not in extra:
+        extra["purpose"] = "checking whether the leak is real"
     return ReviewAction(
         action_id=action_id,
         kind=kind,  # type: ignore[arg-type]

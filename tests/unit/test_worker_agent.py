@@ -17,7 +17,8 @@ from schemas import DeadLetter, Finding, GroundingReport
 from services.checking import CheckRequest
 from services.dataflow.flow import CHECKS, DLQ, FINDINGS, VERDICTS, Dataflow
 from services.dataflow.records import Emit, encode
-from services.evalsets.core import SAMPLES
+from services.evalsets.core import DECISIONS, SAMPLES
+from services.evalsets.streaming import Decision, SampleIn
 from services.settings import Settings
 from services.streaming.runner import MemoryStates, Record, StreamRunner
 
@@ -139,3 +140,38 @@ def test_the_faust_app_builds_with_its_agents_and_pages(tmp_path: Path) -> None:
     assert {"vigil.screen", "vigil.evalset.sampler", "vigil.alerting.detect"} <= agents
     assert "vigil.check" not in agents  # no judge: the check runs inline
     assert app.vigil_state.name == "state"
+
+
+async def _sampled(tmp_path: Path, poison_at: int | None) -> tuple[int, list[bytes], StreamRunner]:
+    """Screen a few conversations, then hand their summaries to the sampler as one batch (a
+    summary the sampler cannot fold spliced in at ``poison_at``)."""
+    runner, sink, _ = _runner(tmp_path, deferred=False)
+    events = [
+        _event(t, "user" if t % 2 == 0 else "assistant", f"question {t} about paracetamol", cid)
+        for cid in ("c1", "c2", "c3", "c4")
+        for t in range(4)
+    ]
+    await runner.screen([Record(e, b"k", "chat.events", 0, i) for i, e in enumerate(events)])
+    samples = sink.values(SAMPLES)
+    assert len(samples) >= 4
+    if poison_at is not None:
+        bad = SampleIn(kind="summary", summary=None, partition=0, timestamp=1.8e9)
+        samples.insert(poison_at, bad.model_dump_json().encode())
+    sink.emits.clear()
+    folded = await runner.samples([Record(v, b"k", "samples", 0, i) for i, v in enumerate(samples)])
+    return folded, sink.values(DECISIONS), runner
+
+
+async def test_the_sampler_commits_a_batch_and_drops_only_a_failing_summary(
+    tmp_path: Path,
+) -> None:
+    folded, decisions, _ = await _sampled(tmp_path / "a", None)
+    poisoned, decided, runner = await _sampled(tmp_path / "b", 2)
+    assert poisoned == folded > 0
+    assert [Decision.model_validate_json(d).conversation_id for d in decided] == [
+        Decision.model_validate_json(d).conversation_id for d in decisions
+    ]
+    # The batch's state was committed: a fresh sampler over the same store knows every member.
+    runner.reset()
+    assert runner.sampler.periods()
+    assert len(runner.sampler.sampler.members) == folded

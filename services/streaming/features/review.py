@@ -37,6 +37,7 @@ from services.review.routing import faust_locator, faust_peers
 from services.review.settings import (
     ReviewConfigError,
     load_review_policy,
+    load_reviewer_config,
     load_settings,
     load_worker_settings,
 )
@@ -156,6 +157,7 @@ def register(ctx: WorkerContext) -> None:
     app, settings, flow, runner = ctx.app, ctx.settings, ctx.flow, ctx.runner
     rs = load_worker_settings()
     policy = load_review_policy(rs)
+    schema, view_context = load_reviewer_config(rs, policy)
     tokens = rs.all_tokens()
     auth = TokenAuth(tokens)
     if not tokens:
@@ -207,6 +209,8 @@ def register(ctx: WorkerContext) -> None:
         store,
         auth,
         policy.queue,
+        schema=schema,
+        view=view_context,
         metrics=metrics,
         locator=faust_locator(app, STATE_TABLE, parts),
         peers=faust_peers(app, STATE_TABLE),
