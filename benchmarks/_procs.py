@@ -24,11 +24,13 @@ __all__ = [
     "free_port",
     "loadavg",
     "parse_proc_stat",
+    "parse_schedstat",
     "parse_status_kib",
     "peak_rss_kib",
     "pinned",
     "read_proc",
     "stop_process",
+    "thread_split",
     "tree_cpu_seconds",
     "tree_rss_kib",
     "uptime",
@@ -109,6 +111,33 @@ def tree_cpu_seconds(pid: int) -> float | None:
         if st is not None:
             total += st.cpu_seconds()
     return total
+
+
+def parse_schedstat(text: str) -> tuple[float, float]:
+    """``/proc/<pid>/task/<tid>/schedstat``: (seconds on a CPU, seconds runnable but waiting
+    for one) of the thread."""
+    on_cpu, waiting, *_ = text.split()
+    return int(on_cpu) / 1e9, int(waiting) / 1e9
+
+
+def thread_split(pid: int) -> dict[str, float] | None:
+    """Where a process's CPU time went, over its live threads: the main thread (its id is the
+    pid) against the others (for a worker: Faust's consumer thread), user against system time,
+    and how long its threads were ready to run while the CPU ran someone else (the run-queue
+    wait: the machine's load as this process felt it). ``None`` once it is gone."""
+    out = {"main_s": 0.0, "threads_s": 0.0, "user_s": 0.0, "sys_s": 0.0, "runqueue_wait_s": 0.0}
+    tasks = sorted(Path(f"/proc/{pid}/task").glob("*"))
+    if not tasks:
+        return None
+    for task in tasks:
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            st = parse_proc_stat((task / "stat").read_text())
+            _, wait = parse_schedstat((task / "schedstat").read_text())
+            out["main_s" if st.pid == pid else "threads_s"] += (st.utime + st.stime) / CLK_TCK
+            out["user_s"] += st.utime / CLK_TCK
+            out["sys_s"] += st.stime / CLK_TCK
+            out["runqueue_wait_s"] += wait
+    return out
 
 
 def tree_rss_kib(pid: int) -> int | None:

@@ -40,6 +40,7 @@ __all__ = [
     "PySpy",
     "callees",
     "categorize",
+    "group_of",
     "profiled_worker",
     "summarize_cprofile",
 ]
@@ -48,32 +49,45 @@ PROFILE_ON = signal.SIGRTMIN + 1
 PROFILE_OFF = signal.SIGRTMIN + 2
 
 _SCREEN = "chat.events agent (StreamRunner.screen)"
+_SAMPLER = "eval-set sampler agent (StreamRunner.samples, tick)"
+_DECISIONS = "eval-set decisions agent (StreamRunner.decisions)"
 #: (context, frame pattern): the outermost matching frame of a stack names its context.
 CONTEXTS: tuple[tuple[str, str], ...] = (
     (_SCREEN, r"^StreamRunner\.screen \("),
     ("claim-check agent (StreamRunner.check)", r"^StreamRunner\.(check|_judge) \("),
-    (
-        "eval-set agents (sampler, decisions, labels, tick)",
-        r"(^StreamRunner\.(samples|decisions|labels|tick_sampler)|(^|\.)evalset_\w+) \(",
-    ),
+    (_SAMPLER, r"(^StreamRunner\.(samples|tick_sampler)|(^|\.)evalset_(sampler|tick)\w*) \("),
+    (_DECISIONS, r"(^StreamRunner\.decisions|(^|\.)evalset_decisions) \("),
+    ("eval-set labels agent (StreamRunner.labels)", r"(^StreamRunner\.labels|\.evalset_labels) \("),
     ("alerting (window timer, detector)", r"\(services/streaming/features/alerting\.py"),
     ("review (timer, API)", r"\(services/streaming/features/review\.py"),
     ("state sweep timer", r"(^StreamRunner\.sweep|(^|\.)sweep_state) \("),
+    ("changelog drain task (state written outside a batch)", r"^TableBackend\._drain_soon \("),
 )
-#: (stage, frame pattern) inside the chat.events agent: the innermost matching frame decides.
+_CHANGELOG = "state: changelog records handed to the producer (TableBackend.drain)"
+_STATE = "state table: get, put, scan (TableStore, TableBackend, RocksDB)"
+_PRODUCE = "produce: encode and send the records (deliver, FaustSender)"
+_RUNNER = "runner: batch loop, input parsing"
+#: (component, frame pattern) inside Vigil's agents and timers: the innermost matching frame
+#: decides (a stage's reads of the state table are the table's; its own encoding of what it
+#: stores is the stage's).
 STAGES: tuple[tuple[str, str], ...] = (
     ("decode: JSON and validation", r"^Dataflow\._decode \("),
     ("screening: rule engine and findings", r"^Pipeline\.screen \("),
-    ("screening: conversation memory (read, parse, write)", r"^Dataflow\._screen \("),
+    ("screening: conversation memory (parse, write)", r"^Dataflow\._screen \("),
     ("sampling decision", r"^Pipeline\.decide \("),
     ("claim check", r"^Pipeline\.check \("),
-    ("review intake", r"\(services/review/"),
-    ("eval-set observe", r"\(services/evalsets/"),
-    ("alert window counts", r"\(services/alerting/"),
-    ("dataflow: the rest of process()", r"^Dataflow\.(process|_after|_count) \("),
-    ("state writes at batch end (stage caches, RocksDB, changelog)", r"^StreamRunner\.flush \("),
-    ("produce the batch's records (encode, send)", r"^(StreamRunner\.deliver|FaustSender\.) "),
-    ("runner: batch loop", r"^(StreamRunner\.\w+|consume_batches|records_of) \("),
+    ("review intake (services/review)", r"\(services/review/"),
+    ("eval-set core (services/evalsets)", r"\(services/evalsets/"),
+    ("alert window counts (services/alerting)", r"\(services/alerting/"),
+    ("Prometheus metrics (prometheus_client)", r"\(prometheus_client/"),
+    ("logging", r"\(logging/"),
+    ("dataflow: the rest of process()", r"^Dataflow\.(process|_after|_count|flush) \("),
+    (_CHANGELOG, r"^(TableBackend|FaustStates)\.drain \("),
+    (_STATE, r"^(TableStore|TableBackend|FaustStates)\.\w+ \("),
+    (_STATE, r"\(faust/stores/"),
+    (_PRODUCE, r"^(StreamRunner\.deliver|FaustSender\.\w+) \("),
+    (_PRODUCE, r"^encode \(services/dataflow/records"),
+    (_RUNNER, r"^(StreamRunner\.\w+|consume_batches|records_of) \("),
 )
 #: (library, frame pattern) for samples outside Vigil's agents, in three tiers: the innermost
 #: cross-cutting cost (logging, metrics); else the outermost of aiokafka's producer or consumer
@@ -88,13 +102,36 @@ CLIENTS: tuple[tuple[str, str], ...] = (
     ("aiokafka consumer, fetcher", r"\(aiokafka/consumer/"),
 )
 LIBRARIES: tuple[tuple[str, str], ...] = (
+    ("Vigil's state table callbacks (acks, persisted offsets)", r"^TableBackend\.\w+ \("),
     ("aiokafka connections, protocol", r"\(aiokafka/"),
     ("Faust tables and RocksDB store", r"\(faust/(tables|stores)/"),
     ("Faust streams, agents, transport", r"\(faust/"),
     ("mode (services, timers, supervisors)", r"\(mode/"),
 )
 _LOOP = "asyncio event loop, other"
-_OTHER_THREADS = "other threads (aiokafka consumer thread, …)"
+_OTHER_THREADS = "other threads (Faust's consumer thread: aiokafka fetcher)"
+_OUTSIDE = "main thread outside Vigil's agents"
+
+#: The lead's view: every sample in one group. Produce and state-table work count there
+#: whichever agent did it; the rest of an agent counts as its stage (``chat.events``) or as the
+#: agent. (group, contexts or components or libraries that fall in it)
+GROUP_CONSUME = "consume: Faust + aiokafka (consumer thread, fetch, streams, commit, mode)"
+GROUP_PRODUCE = "produce: outputs and changelog (encode, send, aiokafka producer)"
+GROUP_STATE = "state table (RocksDB get/put, changelog queue, persisted offsets)"
+GROUP_LOOP = "asyncio event loop, other"
+_GROUP_OF_LIBRARY = {
+    "aiokafka producer": GROUP_PRODUCE,
+    "aiokafka consumer, fetcher": GROUP_CONSUME,
+    "aiokafka connections, protocol": GROUP_CONSUME,
+    "Faust streams, agents, transport": GROUP_CONSUME,
+    "mode (services, timers, supervisors)": GROUP_CONSUME,
+    "Faust tables and RocksDB store": GROUP_STATE,
+    "Vigil's state table callbacks (acks, persisted offsets)": GROUP_STATE,
+    "prometheus_client": "Prometheus metrics (prometheus_client)",
+    "logging": "logging",
+    _LOOP: GROUP_LOOP,
+}
+_GROUP_OF_STAGE = {_CHANGELOG: GROUP_PRODUCE, _PRODUCE: GROUP_PRODUCE, _STATE: GROUP_STATE}
 
 _CTX = [(name, re.compile(p)) for name, p in CONTEXTS]
 _STG = [(name, re.compile(p)) for name, p in STAGES]
@@ -128,14 +165,32 @@ def _outermost(frames: Sequence[str], rules: Sequence[tuple[str, re.Pattern[str]
     return None
 
 
+def group_of(context: str, part: str) -> str:
+    """The group (:data:`GROUP_CONSUME` …) of a sample in ``context`` and ``part`` (its stage
+    inside an agent, or its library outside them)."""
+    if context == _OTHER_THREADS:
+        return GROUP_CONSUME
+    if context == _OUTSIDE:
+        return _GROUP_OF_LIBRARY.get(part, GROUP_LOOP)
+    if part in _GROUP_OF_STAGE:
+        return _GROUP_OF_STAGE[part]
+    if context.startswith("changelog drain"):
+        return GROUP_PRODUCE
+    if context == _SCREEN:
+        return "chat.events: " + part
+    return context
+
+
 def categorize(lines: Iterable[str], top: int = 25) -> dict[str, Any]:
     """Sample counts of py-spy's raw (collapsed) output, recorded with ``--threads``: one line per
     distinct stack, ``thread (TID): NAME;frame;frame;… COUNT``, root first. Returns counts by
-    context, by stage inside the chat.events agent, by library for the rest of the main thread,
-    and the top leaf frames (own time)."""
+    context (agent, timer), by component inside every context (``parts``; ``stages`` is the
+    ``chat.events`` agent's), by library for the rest of the main thread, by group
+    (:func:`group_of`), and the top leaf frames (own time)."""
     contexts: Counter[str] = Counter()
-    stages: Counter[str] = Counter()
+    parts: dict[str, Counter[str]] = {}
     libraries: Counter[str] = Counter()
+    groups: Counter[str] = Counter()
     leaves: Counter[str] = Counter()
     total = 0
     for line in lines:
@@ -149,19 +204,25 @@ def categorize(lines: Iterable[str], top: int = 25) -> dict[str, Any]:
         leaves[re.sub(r":\d+\)$", ")", frames[-1] if frames else thread)] += n
         if not thread.endswith("MainThread"):
             contexts[_OTHER_THREADS] += n
+            groups[GROUP_CONSUME] += n
             continue
         context = _outermost(frames, _CTX)
         if context is None:
-            context = "main thread outside Vigil's agents"
-            libraries[_library(frames)] += n
-        elif context == _SCREEN:
-            stages[_innermost(frames, _STG) or "runner: batch loop"] += n
+            context = _OUTSIDE
+            part = _library(frames)
+            libraries[part] += n
+        else:
+            part = _innermost(frames, _STG) or _RUNNER
+            parts.setdefault(context, Counter())[part] += n
         contexts[context] += n
+        groups[group_of(context, part)] += n
     return {
         "samples": total,
         "contexts": dict(contexts.most_common()),
-        "stages": dict(stages.most_common()),
+        "stages": dict(parts.get(_SCREEN, Counter()).most_common()),
+        "parts": {c: dict(p.most_common()) for c, p in parts.items()},
         "libraries": dict(libraries.most_common()),
+        "groups": dict(groups.most_common()),
         "top_leaves": dict(leaves.most_common(top)),
     }
 
@@ -236,22 +297,80 @@ def profiled_worker(out: str, worker_args: list[str]) -> None:
 
 
 #: Entry points whose inclusive time and call counts the cProfile summary reports: (label, file
-#: suffix, function, depth in the table).
+#: suffix, function, depth in the table). Depth-0 rows do not call each other: what the main
+#: thread spends outside them is the "rest". (pstats names no class: a name is matched in its
+#: file only.)
 CPROFILE_POINTS: tuple[tuple[str, str, str, int], ...] = (
-    ("runner: a batch of chat.events", "services/streaming/runner.py", "screen", 0),
-    ("dataflow, per event", "services/dataflow/flow.py", "process", 1),
-    ("decode (JSON + validation)", "services/dataflow/flow.py", "_decode", 2),
-    ("screening (+ conversation memory)", "services/dataflow/flow.py", "_screen", 2),
-    ("rule engine and findings", "services/pipeline.py", "screen", 3),
-    ("claim check (sampled)", "services/pipeline.py", "check", 2),
-    ("review, eval-set, alert hooks", "services/dataflow/flow.py", "_after", 2),
-    ("state writes at the end of a batch", "services/streaming/runner.py", "flush", 1),
-    ("RocksDB put + changelog send", "services/streaming/state.py", "put", 2),
-    ("produce the batch's records", "services/streaming/runner.py", "deliver", 1),
-    ("encode records (JSON)", "services/dataflow/records.py", "encode", 2),
-    ("eval-set sampler agent", "services/streaming/runner.py", "samples", 0),
-    ("eval-set decisions agent", "services/streaming/runner.py", "decisions", 0),
-    ("state sweep timer", "services/streaming/runner.py", "sweep", 0),
+    (
+        "chat.events agent: a batch (StreamRunner.screen)",
+        "services/streaming/runner.py",
+        "screen",
+        0,
+    ),
+    ("dataflow, per event (Dataflow.process)", "services/dataflow/flow.py", "process", 1),
+    ("decode: JSON + validation", "services/dataflow/flow.py", "_decode", 2),
+    (
+        "screening + conversation memory (Dataflow._screen)",
+        "services/dataflow/flow.py",
+        "_screen",
+        2,
+    ),
+    ("rule engine and findings (Pipeline.screen)", "services/pipeline.py", "screen", 3),
+    ("sampling decision (Pipeline.decide)", "services/pipeline.py", "decide", 3),
+    ("claim check, sampled answers (Pipeline.check)", "services/pipeline.py", "check", 2),
+    ("hooks (Dataflow._after)", "services/dataflow/flow.py", "_after", 2),
+    ("review intake (ReviewCore.observe)", "services/review/core.py", "observe", 3),
+    ("eval-set observe (EvalsetCore.observe)", "services/evalsets/core.py", "observe", 3),
+    ("alert window counts (WindowCounter.count)", "services/alerting/core.py", "count", 3),
+    (
+        "stage state written at batch end (StreamRunner.flush)",
+        "services/streaming/runner.py",
+        "flush",
+        1,
+    ),
+    (
+        "state table put: RocksDB + changelog queue (TableBackend.put)",
+        "services/streaming/state.py",
+        "put",
+        2,
+    ),
+    ("produce the batch (StreamRunner.deliver)", "services/streaming/runner.py", "deliver", 1),
+    (
+        "changelog records to the producer (TableBackend.drain)",
+        "services/streaming/state.py",
+        "drain",
+        2,
+    ),
+    ("outputs: encode + send (FaustSender.__call__)", "services/streaming/app.py", "__call__", 2),
+    ("eval-set sampler agent (StreamRunner.samples)", "services/streaming/runner.py", "samples", 0),
+    ("sampler tick (StreamRunner.tick_sampler)", "services/streaming/runner.py", "tick_sampler", 1),
+    (
+        "eval-set decisions agent (StreamRunner.decisions)",
+        "services/streaming/runner.py",
+        "decisions",
+        0,
+    ),
+    ("eval-set labels agent (StreamRunner.labels)", "services/streaming/runner.py", "labels", 0),
+    ("state sweep timer (StreamRunner.sweep)", "services/streaming/runner.py", "sweep", 0),
+    (
+        "changelog drain task (TableBackend._drain_soon)",
+        "services/streaming/state.py",
+        "_drain_soon",
+        0,
+    ),
+    ("aiokafka producer: sender task", "aiokafka/producer/sender.py", "_sender_routine", 0),
+    (
+        "Faust: messages to the streams (Conductor on_message)",
+        "faust/transport/conductor.py",
+        "on_message",
+        0,
+    ),
+    (
+        "Faust: offset commits (Consumer._commit_handler)",
+        "faust/transport/consumer.py",
+        "_commit_handler",
+        0,
+    ),
 )
 
 
@@ -269,7 +388,7 @@ def summarize_cprofile(path: Path, repo_root: Path, top: int = 30) -> dict[str, 
                 calls += nc
                 cum += ct
         rows.append({"what": label, "depth": depth, "calls": calls, "cum_s": cum})
-    events = next(r["calls"] for r in rows if r["what"] == "dataflow, per event")
+    events = next(r["calls"] for r in rows if r["what"].startswith("dataflow, per event"))
     for r in rows:
         r["us_per_event"] = r["cum_s"] / events * 1e6 if events else None
         r["share"] = r["cum_s"] / total if total else None

@@ -269,6 +269,8 @@ def markdown(result: dict[str, Any]) -> str:
             f"dir (changelog recovery) {_f((r.get('restart_cold') or {}).get('ready_s'), '.2f')}"
             " s.",
             "",
+            _split_md(one),
+            "",
             f"Input committed to its end after {_f(one.get('input_done_s'), '.1f')} s "
             f"({_f(one.get('input_events_per_s'))} events/s), every consumed topic after "
             f"{_f(one.get('wall_s'), '.1f')} s; largest backlog seen on the secondary topics: "
@@ -355,23 +357,40 @@ def _py_spy_md(prof: Mapping[str, Any] | None, one: Mapping[str, Any]) -> list[s
     if not prof or "contexts" not in prof:
         return [f"(py-spy: {prof.get('error')})", ""] if prof else []
     total = prof["samples"] or 1
-    per = prof.get("contexts_us_per_event") or {}
+    run = prof.get("run") or {}
+    split = run.get("cpu_split") or {}
     lines = [
         f"### Where the worker's CPU goes (py-spy, {prof['events']:,} events, "
         f"{prof['samples']:,} samples at {prof['rate']} Hz, every thread)",
         "",
-        f"{_f(prof.get('us_per_event'), ',.0f')} µs of busy threads per event while sampled; "
-        f"the unprofiled run: {_f(one.get('cpu_us_per_event'), ',.0f')} µs CPU per event.",
+        f"The profiled run used {_f(prof.get('us_per_event'), ',.0f')} µs CPU per event "
+        f"(the unprofiled run: {_f(one.get('cpu_us_per_event'), ',.0f')}); py-spy saw "
+        f"{_f(prof.get('sampled_us_per_event'), ',.0f')} µs of running-or-ready threads per "
+        f"event (run-queue wait of the process: {_f(split.get('runqueue_wait_s'), ',.1f')} s "
+        f"against {_f(run.get('cpu_s'), ',.1f')} s CPU). µs/event below = share of samples × "
+        "the CPU per event.",
         "",
     ]
+    gper = prof.get("groups_us_per_event") or {}
+    lines.append(
+        C.md_table(
+            ["group", "µs/event", "share"],
+            [
+                [g, _f(gper.get(g), ",.0f"), f"{100 * n / total:.1f} %"]
+                for g, n in (prof.get("groups") or {}).items()
+            ],
+        )
+    )
+    lines += ["", "By agent or timer, and inside each:", ""]
+    per = prof.get("contexts_us_per_event") or {}
+    parts = prof.get("parts") or {}
+    parts_per = prof.get("parts_us_per_event") or {}
     rows = []
     for ctx, n in prof["contexts"].items():
         rows.append([ctx, _f(per.get(ctx), ",.0f"), f"{100 * n / total:.1f} %"])
-        inner = prof["stages"] if ctx.startswith("chat.events") else None
+        inner, inner_per = parts.get(ctx), parts_per.get(ctx) or {}
         if ctx.startswith("main thread outside"):
-            inner = prof["libraries"]
-        key = "stages" if inner is prof["stages"] else "libraries"
-        inner_per = prof.get(f"{key}_us_per_event") or {}
+            inner, inner_per = prof["libraries"], prof.get("libraries_us_per_event") or {}
         for name, m in (inner or {}).items():
             rows.append(
                 [
@@ -415,6 +434,20 @@ def _cprofile_md(prof: Mapping[str, Any] | None, one: Mapping[str, Any]) -> list
         C.md_table(["where", "calls", "µs/event", "share of main thread"], rows),
         "",
     ]
+
+
+def _split_md(run: Mapping[str, Any]) -> str:
+    """One sentence on :func:`_procs.thread_split` of a run, per event."""
+    sp, n = run.get("cpu_split"), run.get("events")
+    if not sp or not n:
+        return "CPU split: —."
+    us = {k: v / n * 1e6 for k, v in sp.items()}
+    return (
+        f"CPU per event by thread: main {us['main_s']:,.0f} µs, others (Faust's consumer "
+        f"thread) {us['threads_s']:,.0f} µs; user {us['user_s']:,.0f} µs, system "
+        f"{us['sys_s']:,.0f} µs. Run-queue wait (ready, CPU busy elsewhere): "
+        f"{sp['runqueue_wait_s']:,.1f} s against {sp['main_s'] + sp['threads_s']:,.1f} s CPU."
+    )
 
 
 def _thin(samples: Sequence[dict[str, Any]], n: int) -> list[dict[str, Any]]:

@@ -68,6 +68,7 @@ from _procs import (
     peak_rss_kib,
     pinned,
     stop_process,
+    thread_split,
     tree_cpu_seconds,
     tree_rss_kib,
     uptime,
@@ -322,6 +323,7 @@ def drain(
     events are committed (the profiled run), or ``timeout_s``."""
     t0 = time.monotonic()
     cpu0 = sum(tree_cpu_seconds(w.pid) or 0.0 for w in workers)
+    split0 = [thread_split(w.pid) for w in workers]
     samples: list[dict[str, Any]] = []
     input_tps = [(app.input_topic, p) for p in kafka.partitions(app.input_topic)]
     last_kept = -1e9
@@ -366,6 +368,7 @@ def drain(
         near = events >= total or (samples and total - events < 0.02 * total)
         time.sleep(0.25 if near else min(sample_s, 1.0))
     end = samples[-1] if samples else sample
+    split = split_delta(split0, [thread_split(w.pid) for w in workers])
     peak_lag: dict[str, int] = {}
     for s in samples:
         for topic, v in s["lag"].items():
@@ -378,6 +381,7 @@ def drain(
         "peak_secondary_lag": peak_lag,
         "events": end["events"],
         "cpu_s": end["cpu_s"],
+        "cpu_split": split,
         "lag_at_end": {**end["lag"], app.input_topic: end["input_lag"]},
         "secondary_lag_at_end": sum(end["lag"].values()),
         "consumed_topics": watch,
@@ -387,6 +391,20 @@ def drain(
             None if (k := peak_rss_kib(w.pid)) is None else round(k / KIB, 1) for w in workers
         ],
     }
+
+
+def split_delta(
+    before: Sequence[dict[str, float] | None], after: Sequence[dict[str, float] | None]
+) -> dict[str, float] | None:
+    """The workers' :func:`_procs.thread_split` over a run, summed (``None`` if one is gone)."""
+    if any(a is None or b is None for a, b in zip(before, after, strict=True)):
+        return None
+    out: dict[str, float] = {}
+    for a, b in zip(before, after, strict=True):
+        assert a is not None and b is not None
+        for k, v in b.items():
+            out[k] = round(out.get(k, 0.0) + v - a[k], 3)
+    return out
 
 
 def run_workers(
@@ -527,12 +545,19 @@ def profile_worker(
     if profiler == "py-spy":
         spy = res.get("py_spy") or {"error": "no py-spy result"}
         out.update(spy)
-        if "samples" in spy and events:
-            # a sample stands for 1/rate s of one busy thread
-            per = 1e6 / spy["rate"] / events
-            for key in ("contexts", "stages", "libraries"):
+        if spy.get("samples") and events and res["cpu_s"]:
+            # A sample stands for 1/rate s of a thread that was running *or ready to run*: on a
+            # loaded machine most are waits for the CPU, so the shares of the samples are
+            # spread over the CPU time the worker really used in the same interval.
+            cpu_us = res["cpu_s"] / events * 1e6
+            per = cpu_us / spy["samples"]
+            for key in ("contexts", "stages", "libraries", "groups"):
                 out[f"{key}_us_per_event"] = {k: v * per for k, v in spy[key].items()}
-            out["us_per_event"] = spy["samples"] * per
+            out["parts_us_per_event"] = {
+                c: {k: v * per for k, v in p.items()} for c, p in spy["parts"].items()
+            }
+            out["us_per_event"] = cpu_us
+            out["sampled_us_per_event"] = spy["samples"] / spy["rate"] / events * 1e6
     elif out_file.exists():
         out.update(summarize_cprofile(out_file, C.REPO_ROOT))
         out["file"] = str(out_file)

@@ -68,6 +68,22 @@ def test_cpu_and_rss_of_a_real_process_tree() -> None:
     assert P.tree_cpu_seconds(proc.pid) is None  # gone
 
 
+def test_schedstat_and_thread_split_of_this_process() -> None:
+    assert P.parse_schedstat("1319892 9332167 4\n") == (0.001319892, 0.009332167)
+    got = P.thread_split(os.getpid())
+    assert got is not None and got["main_s"] > 0 and got["user_s"] > 0
+    assert abs(got["main_s"] + got["threads_s"] - got["user_s"] - got["sys_s"]) < 1e-6
+
+
+def test_split_delta_sums_workers_and_needs_every_one() -> None:
+    from benchmarks.streaming import split_delta
+
+    a = {"main_s": 1.0, "threads_s": 0.5}
+    b = {"main_s": 3.0, "threads_s": 1.0}
+    assert split_delta([a, a], [b, b]) == {"main_s": 4.0, "threads_s": 1.0}
+    assert split_delta([a, a], [b, None]) is None
+
+
 def test_own_stat_parses() -> None:
     st = P.parse_proc_stat(Path(f"/proc/{os.getpid()}/stat").read_text())
     assert st.pid == os.getpid() and st.cpu_seconds() > 0
@@ -293,22 +309,75 @@ def test_py_spy_stacks_go_to_their_agent_and_stage() -> None:
     assert got["samples"] == 33
     ctx = got["contexts"]
     assert ctx["chat.events agent (StreamRunner.screen)"] == 14
-    assert ctx["eval-set agents (sampler, decisions, labels, tick)"] == 2
+    assert ctx["eval-set sampler agent (StreamRunner.samples, tick)"] == 2
     assert ctx["main thread outside Vigil's agents"] == 14
-    assert ctx["other threads (aiokafka consumer thread, …)"] == 3
+    assert ctx["other threads (Faust's consumer thread: aiokafka fetcher)"] == 3
+    produce = "produce: encode and send the records (deliver, FaustSender)"
     assert got["stages"] == {
         "claim check": 5,
-        "produce the batch's records (encode, send)": 4,
+        produce: 4,
         "screening: rule engine and findings": 3,
-        "screening: conversation memory (read, parse, write)": 2,
+        "screening: conversation memory (parse, write)": 2,
     }
+    assert got["parts"]["eval-set sampler agent (StreamRunner.samples, tick)"] == {produce: 2}
     # a socket write under aiokafka's sender is aiokafka's, not the event loop's
     assert got["libraries"] == {
         "asyncio event loop, other": 7,
         "aiokafka producer": 6,
         "logging": 1,
     }
+    # the lead's groups: what any agent produces is produce, the consumer thread is consume
+    assert got["groups"] == {
+        PR.GROUP_PRODUCE: 4 + 2 + 6,
+        PR.GROUP_LOOP: 7,
+        "chat.events: claim check": 5,
+        "chat.events: screening: rule engine and findings": 3,
+        PR.GROUP_CONSUME: 3,
+        "chat.events: screening: conversation memory (parse, write)": 2,
+        "logging": 1,
+    }
+    assert sum(got["groups"].values()) == got["samples"]
     assert got["top_leaves"]["EpollSelector.select (selectors.py)"] == 7
+
+
+def test_state_table_and_changelog_samples_are_their_own_group() -> None:
+    runner = "StreamRunner.screen (services/streaming/runner.py:270)"
+    lines = [
+        _stack(
+            MAIN,
+            *SCREEN,
+            "Dataflow.process (services/dataflow/flow.py:250)",
+            "Dataflow._screen (services/dataflow/flow.py:205)",
+            "TableStore.get (services/streaming/state.py:211)",
+            "TableBackend.get (services/streaming/state.py:80)",
+            n=3,
+        ),
+        _stack(
+            MAIN,
+            *SCREEN,
+            "StreamRunner.deliver (services/streaming/runner.py:228)",
+            "FaustStates.drain (services/streaming/state.py:306)",
+            "TableBackend.drain (services/streaming/state.py:125)",
+            "Producer.send (faust/transport/drivers/aiokafka.py:1401)",
+            n=2,
+        ),
+        _stack(
+            MAIN,
+            *LOOP,
+            "TableBackend._drain_soon (services/streaming/state.py:110)",
+            "TableBackend.drain (services/streaming/state.py:125)",
+            n=1,
+        ),
+        _stack(MAIN, *LOOP, "TableBackend._persist (services/streaming/state.py:170)", n=1),
+    ]
+    got = PR.categorize(lines)
+    assert runner in SCREEN[-1]
+    assert got["stages"] == {
+        "state table: get, put, scan (TableStore, TableBackend, RocksDB)": 3,
+        "state: changelog records handed to the producer (TableBackend.drain)": 2,
+    }
+    assert got["contexts"]["changelog drain task (state written outside a batch)"] == 1
+    assert got["groups"] == {PR.GROUP_STATE: 3 + 1, PR.GROUP_PRODUCE: 2 + 1}
 
 
 def test_events_per_mix() -> None:
