@@ -22,7 +22,9 @@ import math
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from schemas.evalset import KafkaSource
 from schemas.review import ReviewLabel
@@ -30,14 +32,15 @@ from schemas.verdicts import JudgeLabel
 from services.alerting.core import JsonView
 from services.checking import CheckRequest
 from services.dataflow.flow import DLQ, Dataflow, PartitionState, Source, Step
-from services.dataflow.records import Effects, Emit
+from services.dataflow.records import Effects, Emit, encode
 from services.dataflow.state import KeyedStore, MemoryStore
+from services.evalsets.core import DECISIONS, SAMPLES
 from services.evalsets.streaming import Decision, SampleIn, SamplerCore
 from services.ingest import dead_letter
 from services.judge import Judge
 from services.review.core import ReviewOutcome, ReviewState
 
-__all__ = ["MemoryStates", "Record", "Send", "States", "StreamRunner"]
+__all__ = ["PACKED", "MemoryStates", "Record", "Send", "States", "StreamRunner", "pack", "unpack"]
 
 log = logging.getLogger("vigil.worker")
 
@@ -62,6 +65,59 @@ class Record:
     def source(self) -> Source:
         ref = KafkaSource(topic=self.topic, partition=self.partition, offset=self.offset)
         return Source(self.label, self.partition, self.offset, ref, self.key)
+
+
+#: Internal channels whose records for one partition travel packed: a batch's messages to one
+#: partition of ``evalset.samples`` or ``evalset.decisions`` are one Kafka record holding a JSON
+#: array (one produce and one consumed event per batch instead of per message). The consuming
+#: agents take packed and single messages alike.
+PACKED = frozenset({SAMPLES, DECISIONS})
+#: Largest packed record (well under the broker's default message size of 1 MiB).
+PACK_BYTES = 256 * 1024
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def pack(emits: Sequence[Emit], limit: int = PACK_BYTES) -> list[Emit]:
+    """``emits`` with those of :data:`PACKED` channels joined per (channel, partition) into JSON
+    arrays of at most ``limit`` bytes (a larger single message travels alone). Order is kept
+    within a channel and partition; other emits come first, as they were."""
+    out: list[Emit] = []
+    groups: dict[tuple[str, int], list[bytes]] = {}
+    for emit in emits:
+        if emit.channel in PACKED and emit.partition is not None and emit.value is not None:
+            data = encode(emit.value)
+            assert data is not None
+            groups.setdefault((emit.channel, emit.partition), []).append(data)
+        else:
+            out.append(emit)
+    for (channel, partition), values in groups.items():
+        chunk: list[bytes] = []
+        size = 2
+        for data in values:
+            if chunk and size + len(data) + 1 > limit:
+                out.append(Emit(channel, None, b"[" + b",".join(chunk) + b"]", partition))
+                chunk, size = [], 2
+            chunk.append(data)
+            size += len(data) + 1
+        if chunk:
+            out.append(Emit(channel, None, b"[" + b",".join(chunk) + b"]", partition))
+    return out
+
+
+_ADAPTERS: dict[type[BaseModel], TypeAdapter[Any]] = {}
+
+
+def unpack(record: Record, model: type[M]) -> list[M]:
+    """The messages of a record: a JSON array of them (packed) or one. Raises ``ValueError``
+    (pydantic's ``ValidationError``) when it is neither."""
+    value = record.value
+    if value[:1] == b"[":
+        adapter = _ADAPTERS.get(model)
+        if adapter is None:
+            adapter = _ADAPTERS[model] = TypeAdapter(list[model])  # type: ignore[valid-type]
+        return adapter.validate_json(value)  # type: ignore[no-any-return]
+    return [model.model_validate_json(value)]
 
 
 class States(Protocol):
@@ -226,7 +282,7 @@ class StreamRunner:
         pending: Effects | None = effects
         while pending is not None:
             await self.states.drain()
-            futures = [await self.send(e) for e in pending.emits]
+            futures = [await self.send(e) for e in pack(pending.emits)]
             if pending.then is None:
                 return
             if futures:
@@ -343,10 +399,9 @@ class StreamRunner:
         messages: list[SampleIn | None] = []
         for record in records:
             try:
-                messages.append(SampleIn.model_validate_json(record.value))
+                messages += unpack(record, SampleIn)
             except ValueError:
                 self.errors.error("sampler:parse", "evaluation-set sampler: not a sample message")
-                messages.append(None)
         folded = 0
         start, bad = 0, set[int]()
         effects = Effects()
@@ -420,9 +475,8 @@ class StreamRunner:
             return
         touched = self._stamp(self.clock(), {r.partition for r in records})
         emits: list[Emit] = []
-        for record in records:
+        for record, decision in self._decisions_of(records):
             try:
-                decision = Decision.model_validate_json(record.value)
                 cases = self.partition_state(record.partition).cases
                 assert cases is not None
                 effects = core.on_decision(record.partition, decision, cases)
@@ -442,6 +496,17 @@ class StreamRunner:
             emits = []
         self.flush(touched)
         await self.deliver(Effects(emits))
+
+    def _decisions_of(self, records: Sequence[Record]) -> list[tuple[Record, Decision]]:
+        out: list[tuple[Record, Decision]] = []
+        for record in records:
+            try:
+                out += [(record, d) for d in unpack(record, Decision)]
+            except ValidationError as exc:
+                self.errors.error(
+                    "cases:parse", "not an evaluation-set decision at %s", record.label, exc=exc
+                )
+        return out
 
     async def labels(self, records: Sequence[Record]) -> None:
         """A batch of reviewers' labels: joined to the cases of their conversations."""

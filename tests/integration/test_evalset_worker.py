@@ -315,6 +315,7 @@ def _history(stack: VigilStack, expected: Expected, keys: list[str], records: li
     records of the case topic."""
     from services.evalsets.state import member_key
     from services.streaming.features.evalsets import decisions_topic
+    from services.streaming.runner import Record, unpack
 
     reader = TopicReader(stack.bootstrap, decisions_topic(stack.app_id))
     try:
@@ -326,8 +327,12 @@ def _history(stack: VigilStack, expected: Expected, keys: list[str], records: li
         period, cid = key.split(":", 1)
         record = expected.collector.sampler.sampler.members.get(member_key(period, cid))
         lines.append(f"{key}: scan member {record}")
-        for r in reader.records:
-            d = Decision.model_validate_json(r.value)
+        decisions = [
+            (r, d)
+            for r in reader.records
+            for d in unpack(Record(r.value, None, "decisions", r.partition, r.offset), Decision)
+        ]
+        for r, d in decisions:
             if d.period != period:
                 continue
             if d.conversation_id == cid:

@@ -20,7 +20,7 @@ from services.dataflow.records import Emit, encode
 from services.evalsets.core import DECISIONS, SAMPLES
 from services.evalsets.streaming import Decision, SampleIn
 from services.settings import Settings
-from services.streaming.runner import MemoryStates, Record, StreamRunner
+from services.streaming.runner import MemoryStates, Record, StreamRunner, pack, unpack
 
 PACK = Path(__file__).parent.parent / "data" / "mini-pack.yaml"
 
@@ -152,7 +152,12 @@ async def _sampled(tmp_path: Path, poison_at: int | None) -> tuple[int, list[byt
         for t in range(4)
     ]
     await runner.screen([Record(e, b"k", "chat.events", 0, i) for i, e in enumerate(events)])
-    samples = sink.values(SAMPLES)
+    packed = sink.values(SAMPLES)
+    assert len(packed) == 1  # one batch, one partition: one record
+    samples = [
+        m.model_dump_json().encode()
+        for m in unpack(Record(packed[0], None, "samples", 0, 0), SampleIn)
+    ]
     assert len(samples) >= 4
     if poison_at is not None:
         bad = SampleIn(kind="summary", summary=None, partition=0, timestamp=1.8e9)
@@ -168,10 +173,34 @@ async def test_the_sampler_commits_a_batch_and_drops_only_a_failing_summary(
     folded, decisions, _ = await _sampled(tmp_path / "a", None)
     poisoned, decided, runner = await _sampled(tmp_path / "b", 2)
     assert poisoned == folded > 0
-    assert [Decision.model_validate_json(d).conversation_id for d in decided] == [
-        Decision.model_validate_json(d).conversation_id for d in decisions
-    ]
+
+    def conversations(values: list[bytes]) -> list[str | None]:
+        records = [Record(v, None, "decisions", 0, i) for i, v in enumerate(values)]
+        return [d.conversation_id for r in records for d in unpack(r, Decision)]
+
+    assert conversations(decided) == conversations(decisions)
     # The batch's state was committed: a fresh sampler over the same store knows every member.
     runner.reset()
     assert runner.sampler.periods()
     assert len(runner.sampler.sampler.members) == folded
+
+
+def test_internal_messages_travel_packed_per_partition_and_unpack_alike() -> None:
+    decisions = [
+        Decision(kind="update", period="2026-W45", partition=p, conversation_id=f"c{i}")
+        for i, p in enumerate([0, 1, 0, 1, 0])
+    ]
+    other = Emit(FINDINGS, b"k", b"{}")
+    emits = [Emit(DECISIONS, b"x", d, d.partition) for d in decisions]
+    size = len(encode(decisions[0]) or b"")
+    out = pack([emits[0], other, *emits[1:]], limit=2 * size + 3)
+    assert out[0] is other
+    by_partition: dict[int | None, list[str | None]] = {}
+    for emit in out[1:]:
+        assert emit.channel == DECISIONS and isinstance(emit.value, bytes)
+        got = unpack(Record(emit.value, None, "d", emit.partition or 0, 0), Decision)
+        assert 1 <= len(got) <= 2  # split at the limit
+        by_partition.setdefault(emit.partition, []).extend(d.conversation_id for d in got)
+    assert by_partition == {0: ["c0", "c2", "c4"], 1: ["c1", "c3"]}
+    single = Record(encode(decisions[1]) or b"", None, "d", 1, 0)
+    assert unpack(single, Decision) == [decisions[1]]
