@@ -791,6 +791,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--profile-events", type=int, default=20_000)
     ap.add_argument("--profile-dir", default=tempfile.gettempdir(), help="where .prof files go")
     ap.add_argument("--no-scan", dest="scan", action="store_false")
+    ap.add_argument(
+        "--scan-only", action="store_true", help="only the `vigil scan` part (no broker, no worker)"
+    )
     ap.add_argument("--gb", type=float, default=1.0, help="size of the RAG scan file (0: skip)")
     ap.add_argument("--rules", help="pack folder or file for vigil scan (default: Settings)")
     ap.add_argument("--quick", action="store_true", help="smoke run: 3000 events, small scans")
@@ -850,15 +853,20 @@ def main(argv: list[str] | None = None) -> dict[str, Any] | None:
         return saved
 
     try:
-        with broker(Path(args.broker_state), args.keep_broker) as (bootstrap, how):
+        with (
+            contextlib.nullcontext(("", "none (--scan-only)"))
+            if args.scan_only
+            else broker(Path(args.broker_state), args.keep_broker)
+        ) as (bootstrap, how):
             result["broker"] = how
-            kafka = Kafka(bootstrap)
-            try:
-                for mix in mixes:
-                    result["mixes"][mix] = bench_mix(kafka, bootstrap, mix, args, base)
-                    save(complete=False)
-            finally:
-                kafka.close()
+            if not args.scan_only:
+                kafka = Kafka(bootstrap)
+                try:
+                    for mix in mixes:
+                        result["mixes"][mix] = bench_mix(kafka, bootstrap, mix, args, base)
+                        save(complete=False)
+                finally:
+                    kafka.close()
         if args.scan:
             print("[scan] vigil scan …", flush=True)
             result["scan"] = scan_runs(mixes, args, rules)
