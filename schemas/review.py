@@ -212,6 +212,11 @@ class ReviewItem(_Model):
     dropped_findings: int = Field(default=0, ge=0)
     dropped_reasons: int = Field(default=0, ge=0)
     dropped_labels: int = Field(default=0, ge=0)
+    trimmed: bool = Field(
+        default=False,
+        description="Shortened to fit the byte ceiling of one state value (context turns, "
+        "text around the findings, passages, claim texts, old keys or labels left out).",
+    )
     version: int = Field(ge=1, description="Incremented on every change, across rounds.")
 
 

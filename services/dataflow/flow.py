@@ -155,6 +155,8 @@ class Dataflow:
         self.review = ReviewCore(
             policy,
             key=settings.sample_key_bytes,
+            max_value_bytes=self.review_settings.max_value_bytes,
+            cache_bytes=self.review_settings.cache_bytes,
             partitions=partitions if clock == "wall" else 1,
             retain_originals=clock == "wall",
         )

@@ -224,7 +224,9 @@ class ObjectCache:
     batch instead of once per event. ``flush`` (the runners call it at the end of every batch,
     before the batch can be committed) writes every changed value to its store; an entry pushed
     out of the cache is written first. Entries remember their store, so one cache serves every
-    partition. Bounded by entries (``size``): each holds one decoded value of its kind.
+    partition. Bounded by entries (``size``) and, given ``weigh`` (an upper bound of a value's
+    encoded size), by ``max_weight`` in total: a few large values do not take the memory that
+    ``size`` small ones would.
     """
 
     def __init__(
@@ -232,10 +234,17 @@ class ObjectCache:
         decode: Any,
         encode: Any,
         size: int = 512,
+        *,
+        weigh: Any = None,
+        max_weight: int | None = None,
     ) -> None:
         self.decode = decode
         self.encode = encode
         self.size = size
+        self.weigh = weigh
+        self.max_weight = max_weight
+        #: The weight of the values held (0 without ``weigh``).
+        self.weight = 0
         self._entries: OrderedDict[tuple[int, str], list[Any]] = OrderedDict()
         #: The entries changed since the last flush (a flush writes these, not the whole cache).
         self._dirty: dict[tuple[int, str], list[Any]] = {}
@@ -258,7 +267,9 @@ class ObjectCache:
         self._remember(store, key, value, dirty=True)
 
     def delete(self, store: MutableMapping[str, bytes], key: str) -> None:
-        self._entries.pop((id(store), key), None)
+        entry = self._entries.pop((id(store), key), None)
+        if entry is not None:
+            self.weight -= entry[3]
         self._dirty.pop((id(store), key), None)
         store.pop(key, None)
 
@@ -275,26 +286,36 @@ class ObjectCache:
         self, store: MutableMapping[str, bytes], key: str, value: Any, *, dirty: bool
     ) -> None:
         ident = (id(store), key)
+        weight = self.weigh(value) if self.weigh is not None else 0
         old = self._entries.get(ident)
         if old is not None and old[0] is store:
             old[1] = value
+            self.weight += weight - old[3]
+            old[3] = weight
             if dirty and not old[2]:
                 old[2] = True
                 self._dirty[ident] = old
             self._entries.move_to_end(ident)
-            return
-        entry = [store, value, dirty]
-        self._entries[ident] = entry
-        if dirty:
-            self._dirty[ident] = entry
-        while len(self._entries) > self.size:
+        else:
+            if old is not None:  # the key of a store that is gone (its id reused)
+                self.weight -= old[3]
+            entry = [store, value, dirty, weight]
+            self.weight += weight
+            self._entries[ident] = entry
+            if dirty:
+                self._dirty[ident] = entry
+        limit = self.max_weight
+        while len(self._entries) > self.size or (
+            limit is not None and self.weight > limit and len(self._entries) > 1
+        ):
             gone, entry = self._entries.popitem(last=False)
+            self.weight -= entry[3]
             if entry[2]:
                 self._write(entry, gone[1])
                 self._dirty.pop(gone, None)
 
     def _write(self, entry: list[Any], key: str) -> None:
-        store, value, _ = entry
+        store, value = entry[0], entry[1]
         store[key] = self.encode(value)
         entry[2] = False
 
@@ -309,3 +330,4 @@ class ObjectCache:
         """Forget every entry without writing (after a rebalance: the store is the truth)."""
         self._entries.clear()
         self._dirty.clear()
+        self.weight = 0

@@ -14,7 +14,6 @@ it in turn order.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -24,12 +23,18 @@ from schemas.outputs import Finding
 from schemas.review import ReviewItem, Turn
 from schemas.verdicts import GroundingReport
 from services.dataflow.state import KeyedStore, ObjectCache, StateSpec
+from services.review.bounds import ValueBound, decode_ring, encode_ring, ring_bytes_at_most
 from services.review.caps import AdmissionDecision, CapCounter, counter_key
 from services.review.evidence import make_flag, mask_turn
 from services.review.intake import intake
 from services.review.policy import TriagePolicy, band
 from services.review.queue import Tick, Transition, apply
-from services.review.settings import DAY, ReviewSettings
+from services.review.settings import (
+    DAY,
+    DEFAULT_CACHE_BYTES,
+    DEFAULT_MAX_VALUE_BYTES,
+    ReviewSettings,
+)
 
 __all__ = [
     "CONTEXT_SLACK",
@@ -43,34 +48,17 @@ __all__ = [
 CONTEXT_SLACK = 2
 #: Decoded context rings kept between events.
 _RINGS = 1024
-#: JSON room per turn besides its text (ids, time, marks) and per UTF-8 character (≤ 4 bytes,
-#: escapes of control characters up to 6).
-_TURN_OVERHEAD = 16 * 1024
-_BYTES_PER_CHAR = 6
 
 
 def review_specs(rs: ReviewSettings, policy: TriagePolicy) -> dict[str, StateSpec]:
     """The bounds and lifetimes of the review state kinds, from the settings and the policy."""
     q = policy.queue
-    # A shortened message has up to one elision marker and a few snapped characters per window.
-    text_chars = q.max_turn_chars + q.max_findings * 96
-    passage_bytes = q.max_passages * (q.max_passage_chars * _BYTES_PER_CHAR + 512)
-    turn_bytes = text_chars * _BYTES_PER_CHAR + passage_bytes + _TURN_OVERHEAD
-    claim_bytes = q.max_claim_chars * _BYTES_PER_CHAR * 2 + 1024  # text, and in ``ungrounded``
-    verdict_bytes = q.max_verdict_claims * claim_bytes + 64 * 1024  # fact checks, citations
-    label_bytes = q.max_findings * 160 + 13_000 * _BYTES_PER_CHAR + 8 * 1024
-    item_bytes = (
-        (q.max_turns + q.context_turns + 1) * turn_bytes
-        + q.max_findings * 2048
-        + q.max_turns * verdict_bytes
-        + q.max_label_history * label_bytes
-    )
     return {
         "review-context": StateSpec(
             kind="review-context",
             max_entries=rs.context_conversations,
             ttl_seconds=rs.context_ttl_seconds,
-            max_value_bytes=(q.context_turns + CONTEXT_SLACK) * turn_bytes + 64,
+            max_value_bytes=rs.max_value_bytes,
             description="The last masked turns of each conversation (context of new items).",
         ),
         "review-items": StateSpec(
@@ -78,7 +66,7 @@ def review_specs(rs: ReviewSettings, policy: TriagePolicy) -> dict[str, StateSpe
             max_entries=rs.max_items,
             # The queue's own lifetimes come first; this only removes what outlived them.
             ttl_seconds=(q.open_ttl_hours + q.retention_hours) * 3600 + DAY,
-            max_value_bytes=item_bytes + q.max_reasons * 512 + q.max_seen * 64,
+            max_value_bytes=rs.max_value_bytes,
             description="The review item of each flagged conversation.",
         ),
         "review-caps": StateSpec(
@@ -114,6 +102,8 @@ class ReviewOutcome:
 class ReviewCore:
     """Intake and context over :class:`ReviewState` (see the module docstring).
 
+    ``max_value_bytes``: the ceiling of one item or context ring (:mod:`services.review.bounds`);
+    ``cache_bytes``: of the decoded context rings kept between events.
     ``retain_originals``: keep the matched values of the policy's reveal categories beside the
     masked turn (the worker's access-controlled queue); ``vigil scan`` writes a file and keeps
     none. ``partitions``: the tenant cap is shared out over this many partitions.
@@ -124,6 +114,8 @@ class ReviewCore:
         policy: TriagePolicy,
         *,
         key: bytes,
+        max_value_bytes: int = DEFAULT_MAX_VALUE_BYTES,
+        cache_bytes: int = DEFAULT_CACHE_BYTES,
         partitions: int = 1,
         retain_originals: bool = True,
     ) -> None:
@@ -133,7 +125,10 @@ class ReviewCore:
         self.retain_originals = retain_originals
         q = policy.queue
         self.turns = q.context_turns
-        self._rings = ObjectCache(_decode_ring, _encode_ring, size=_RINGS)
+        self.bound = ValueBound(max_value_bytes, q)
+        self._rings = ObjectCache(
+            decode_ring, encode_ring, size=_RINGS, weigh=ring_bytes_at_most, max_weight=cache_bytes
+        )
 
     def flush(self) -> None:
         """Write the context rings changed since the last flush."""
@@ -152,7 +147,7 @@ class ReviewCore:
         if item is None:
             st.items.pop(conversation_id, None)
         else:
-            st.items[conversation_id] = item.model_dump_json().encode()
+            st.items[conversation_id] = self.bound.encode_item(item)[1]
 
     def observe(
         self,
@@ -240,7 +235,8 @@ class ReviewCore:
         turn, _ = mask_turn(event, findings, self.policy.queue)
         ring.append(turn)
         ring.sort(key=lambda t: (t.turn_index, t.timestamp))
-        self._rings.put(st.context, event.conversation_id, ring[-(self.turns + CONTEXT_SLACK) :])
+        kept = self.bound.fit_ring(ring[-(self.turns + CONTEXT_SLACK) :])
+        self._rings.put(st.context, event.conversation_id, kept)
 
     # ------------------------------------------------------------------ time
 
@@ -253,14 +249,6 @@ class ReviewCore:
                 self.put_item(st, cid, t.item)
                 changed.append(t)
         return changed
-
-
-def _decode_ring(raw: bytes) -> list[Turn]:
-    return [Turn.model_validate(t) for t in json.loads(raw)]
-
-
-def _encode_ring(ring: list[Turn]) -> bytes:
-    return ("[" + ",".join(t.model_dump_json() for t in ring) + "]").encode()
 
 
 def _lazy(read: Callable[[], list[Turn]]) -> Iterator[Turn]:

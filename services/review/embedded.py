@@ -144,10 +144,17 @@ class FolderQueue:
             raise FolderError(f"{folder}: no review.jsonl (is it a `vigil scan --out` folder?)")
         self.folder = folder
         self.policy = policy
-        specs = review_specs(ReviewSettings(), policy)
+        rs = ReviewSettings()
+        specs = review_specs(rs, policy)
         self.spill = SpillFile.durable(folder / STATE_FILE)
         self.items = self.spill.store(specs["review-items"])
-        self.core = ReviewCore(policy, key=b"", retain_originals=False)
+        self.core = ReviewCore(
+            policy,
+            key=b"",
+            max_value_bytes=rs.max_value_bytes,
+            cache_bytes=rs.cache_bytes,
+            retain_originals=False,
+        )
         self.state = ReviewState(
             items=self.items,
             context=MemoryStore(specs["review-context"]),
@@ -160,6 +167,8 @@ class FolderQueue:
             _Durable(self.items),
             actions=self._send_action,
             labels=self._send_label,
+            encode=self.core.bound.encode_item,
+            cache_bytes=rs.cache_bytes,
         )
 
     async def _send_action(self, *, key: bytes, value: bytes) -> None:
@@ -172,7 +181,7 @@ class FolderQueue:
 
     def _put(self, item: ReviewItem) -> None:
         self.items.now = time.time()
-        self.items[item.conversation_id] = item.model_dump_json().encode()
+        self.items[item.conversation_id] = self.core.bound.encode_item(item)[1]
 
     def import_folder(self, now: datetime | None = None) -> FolderImport:
         """Import ``review.jsonl`` and the unflagged cases of ``evalset.jsonl``."""

@@ -32,6 +32,7 @@ __all__ = [
     "mask_turn",
     "reveal_finding",
     "reveal_turn",
+    "shrink_turn",
     "window",
 ]
 
@@ -101,23 +102,45 @@ def _kept_spans(text: str, marks: list[Mark], budget: int, context: int) -> list
 
 
 def window(
-    text: str, marks: list[Mark], *, budget: int, context: int
+    text: str,
+    marks: list[Mark],
+    *,
+    budget: int,
+    context: int,
+    gaps: Sequence[Gap] = (),
 ) -> tuple[str, list[Mark], list[Gap], bool]:
     """``text`` shortened to about ``budget`` characters around its marks (see the module
     docstring): the new text, the marks that are kept (offsets moved), the gaps, and whether
-    anything was left out."""
+    anything was left out.
+
+    ``gaps``: elisions ``text`` already has (a turn shortened again, to fit the state's byte
+    ceiling): a marker is kept whole or left out whole, and a new marker counts the characters
+    of the original message it stands for (the old markers' counts included)."""
     if len(text) <= budget:
-        return text, marks, [], False
-    kept = _kept_spans(text, marks, budget, context)
+        return text, marks, list(gaps), False
+    old = sorted((g.start, g.end, g.omitted) for g in gaps)
+    kept: list[tuple[int, int]] = []
+    for a, b in _kept_spans(text, marks, budget, context):
+        for gs, ge, _ in old:  # never cut an old marker
+            a = ge if gs < a < ge else a
+            b = gs if gs < b < ge else b
+        if a < b:
+            kept.append((a, b))
+
+    def omitted(a: int, b: int) -> int:
+        inside = [(gs, ge, n) for gs, ge, n in old if a <= gs and ge <= b]
+        return b - a - sum(ge - gs for gs, ge, _ in inside) + sum(n for _, _, n in inside)
+
     pieces: list[str] = []
-    gaps: list[Gap] = []
+    out_gaps: list[Gap] = []
     moved: list[tuple[int, int, int]] = []  # (old start, old end, new start)
     length = 0
     cursor = 0
     for a, b in [*kept, (len(text), len(text))]:
         if a > cursor:
-            marker = elision(a - cursor)
-            gaps.append(Gap(start=length, end=length + len(marker), omitted=a - cursor))
+            n = omitted(cursor, a)
+            marker = elision(n)
+            out_gaps.append(Gap(start=length, end=length + len(marker), omitted=n))
             pieces.append(marker)
             length += len(marker)
         if b > a:
@@ -125,14 +148,45 @@ def window(
             pieces.append(text[a:b])
             length += b - a
         cursor = max(cursor, b)
+
+    def shifted(start: int, end: int) -> tuple[int, int] | None:
+        for a, b, new in moved:
+            if a <= start and end <= b:
+                return start + new - a, end + new - a
+        return None
+
     out: list[Mark] = []
     for m in marks:
-        for a, b, new in moved:
-            if a <= m.start and m.end <= b:
-                shift = new - a
-                out.append(m.model_copy(update={"start": m.start + shift, "end": m.end + shift}))
-                break
-    return "".join(pieces), out, gaps, True
+        if (span := shifted(m.start, m.end)) is not None:
+            out.append(m.model_copy(update={"start": span[0], "end": span[1]}))
+    for gs, ge, n in old:
+        if (span := shifted(gs, ge)) is not None:
+            out_gaps.append(Gap(start=span[0], end=span[1], omitted=n))
+    out_gaps.sort(key=lambda g: g.start)
+    return "".join(pieces), out, out_gaps, True
+
+
+def shrink_turn(turn: Turn, *, budget: int, context: int, passage_chars: int) -> Turn:
+    """``turn`` shortened again, to fit the state's byte ceiling: its text to about ``budget``
+    characters around its marks (never fewer than the marks themselves: every finding stays in
+    view), each passage's text to ``passage_chars`` (its document id stays: a reviewer can still
+    name it relevant)."""
+    need = sum(m.end - m.start for m in turn.marks)
+    text, marks, gaps, cut = window(
+        turn.text, list(turn.marks), budget=max(budget, need), context=context, gaps=turn.gaps
+    )
+    passages = [
+        p
+        if len(p.text) <= passage_chars
+        else p.model_copy(update={"text": p.text[:passage_chars], "truncated": True})
+        for p in turn.passages
+    ]
+    if not cut and passages == turn.passages:
+        return turn
+    update: dict[str, object] = {"passages": passages}
+    if cut:
+        update |= {"text": text, "marks": marks, "gaps": gaps, "truncated": True}
+    return turn.model_copy(update=update)
 
 
 def _passages(event: ChatEvent, own: Sequence[Finding], q: QueueSettings) -> list[ReviewPassage]:

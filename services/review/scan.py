@@ -33,8 +33,15 @@ class ReviewScanner:
 
     def __init__(self, policy: TriagePolicy, *, key: bytes = DEFAULT_KEY) -> None:
         self.policy = policy
-        self.core = ReviewCore(policy, key=key, retain_originals=False)
-        specs = review_specs(ReviewSettings(), policy)
+        rs = ReviewSettings()
+        self.core = ReviewCore(
+            policy,
+            key=key,
+            max_value_bytes=rs.max_value_bytes,
+            cache_bytes=rs.cache_bytes,
+            retain_originals=False,
+        )
+        specs = review_specs(rs, policy)
         self.state = ReviewState(
             items=MemoryStore(specs["review-items"]),
             context=MemoryStore(specs["review-context"]),

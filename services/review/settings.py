@@ -19,6 +19,8 @@ from services.review.policy import DEFAULT_POLICY_PATH, TriagePolicy, load_polic
 from services.review.view import ViewContext
 
 __all__ = [
+    "DEFAULT_CACHE_BYTES",
+    "DEFAULT_MAX_VALUE_BYTES",
     "ReviewConfigError",
     "ReviewSettings",
     "ReviewWorkerSettings",
@@ -29,6 +31,10 @@ __all__ = [
 ]
 
 DAY = 24 * 3600.0
+#: ``VIGIL_REVIEW_MAX_VALUE_BYTES`` when not set.
+DEFAULT_MAX_VALUE_BYTES = 256 * 1024
+#: ``VIGIL_REVIEW_CACHE_BYTES`` when not set.
+DEFAULT_CACHE_BYTES = 64 * 1024 * 1024
 
 
 class ReviewConfigError(ValueError):
@@ -61,6 +67,14 @@ class ReviewSettings(BaseSettings):
     #: Review items kept (per partition / per run). Items leave by the policy's lifetimes
     #: (``queue.open_ttl_hours``, ``queue.retention_hours``); this bound only guards the store.
     max_items: int = Field(default=200_000, ge=1)
+    #: The largest review item or context ring, in bytes of JSON (one changelog record each):
+    #: larger ones are shortened (``services/review/bounds.py``). Keep it well under the
+    #: broker's ``max.message.bytes`` and the producer's ``max_request_size`` (1 MiB and
+    #: 1,000,000 by default); the worker refuses to start above the producer's.
+    max_value_bytes: int = Field(default=DEFAULT_MAX_VALUE_BYTES, ge=32 * 1024, le=64 * 1024 * 1024)
+    #: Memory for decoded values kept between uses, in bytes of their JSON, per cache: the
+    #: context rings of recent conversations (the dataflow) and recently read items (the API).
+    cache_bytes: int = Field(default=DEFAULT_CACHE_BYTES, ge=1024 * 1024)
     #: How long an API state change waits for its changelog record before answering anyway.
     write_timeout_seconds: float = Field(default=10.0, gt=0)
 

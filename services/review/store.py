@@ -23,6 +23,12 @@ from services.review.queue import ReviewRecord
 __all__ = ["ItemQuery", "MemoryStore", "ReviewStore", "Send", "TableStore", "queue_order"]
 
 Send = Callable[..., Awaitable[Any]]
+#: An item as the table keeps it (shortened to the state's byte ceiling) and its encoding.
+Encode = Callable[[ReviewItem], tuple[ReviewItem, bytes]]
+
+
+def _plain(item: ReviewItem) -> tuple[ReviewItem, bytes]:
+    return item, item.model_dump_json().encode()
 
 
 @dataclass(frozen=True)
@@ -144,10 +150,13 @@ class TableStore:
     ``actions`` receives :class:`ReviewAction` records (``vigil.review.actions``), ``labels``
     :class:`ReviewLabel` records (``vigil.review.labels``), ``reveals`` :class:`RevealEvent`
     records (default: the actions sender). Each is called as ``send(key=bytes, value=bytes)``,
-    the signature of Faust's ``topic.send``; the key is the conversation id.
+    the signature of Faust's ``topic.send``; the key is the conversation id. ``encode``
+    gives an item as the table keeps it (``ValueBound.encode_item``: under the state's byte
+    ceiling); default: as it is.
 
     Listing reads status, tenant, priority and creation time from the parsed JSON and validates
-    only the items it returns; validated items are cached by version (a bounded cache).
+    only the items it returns; validated items are cached by version (at most ``CACHE`` items
+    and, given, ``cache_bytes`` of their JSON).
     """
 
     CACHE = 1024
@@ -159,24 +168,40 @@ class TableStore:
         actions: Send,
         labels: Send,
         reveals: Send | None = None,
+        encode: Encode | None = None,
+        cache_bytes: int | None = None,
     ) -> None:
         self.table = table
+        self._encode = encode or _plain
+        self.cache_bytes = cache_bytes
+        self._cached_bytes = 0
         self._send = {ReviewAction: actions, ReviewLabel: labels, RevealEvent: reveals or actions}
-        self._cache: OrderedDict[str, tuple[int, ReviewItem]] = OrderedDict()
+        self._cache: OrderedDict[str, tuple[int, ReviewItem, int]] = OrderedDict()
 
-    def _remember(self, cid: str, item: ReviewItem) -> None:
-        self._cache[cid] = (item.version, item)
-        self._cache.move_to_end(cid)
-        if len(self._cache) > self.CACHE:
-            self._cache.popitem(last=False)
+    def _remember(self, cid: str, item: ReviewItem, size: int) -> None:
+        self._forget(cid)
+        self._cache[cid] = (item.version, item, size)
+        self._cached_bytes += size
+        limit = self.cache_bytes
+        while len(self._cache) > self.CACHE or (
+            limit is not None and self._cached_bytes > limit and len(self._cache) > 1
+        ):
+            _, (_, _, gone) = self._cache.popitem(last=False)
+            self._cached_bytes -= gone
+
+    def _forget(self, cid: str) -> None:
+        hit = self._cache.pop(cid, None)
+        if hit is not None:
+            self._cached_bytes -= hit[2]
 
     def _load(self, cid: str, raw: Any) -> ReviewItem:
         parsed = raw if isinstance(raw, dict) else json.loads(raw)
         hit = self._cache.get(cid)
         if hit is not None and hit[0] == parsed.get("version"):
+            self._cache.move_to_end(cid)
             return hit[1]
         item = ReviewItem.model_validate(parsed)
-        self._remember(cid, item)
+        self._remember(cid, item, len(raw) if isinstance(raw, bytes) else 0)
         return item
 
     def get(self, conversation_id: str) -> ReviewItem | None:
@@ -185,12 +210,13 @@ class TableStore:
 
     def put(self, conversation_id: str, item: ReviewItem | None) -> None:
         if item is None:
-            self._cache.pop(conversation_id, None)
+            self._forget(conversation_id)
             if conversation_id in self.table:
                 del self.table[conversation_id]
             return
-        self.table[conversation_id] = item.model_dump_json().encode()
-        self._remember(conversation_id, item)
+        item, raw = self._encode(item)
+        self.table[conversation_id] = raw
+        self._remember(conversation_id, item, len(raw))
 
     def _raw(self) -> Iterator[tuple[str, dict[str, Any]]]:
         for cid in list(self.table):

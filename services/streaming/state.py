@@ -129,17 +129,17 @@ class TableBackend:
                     try:
                         fut = await producer.send(topic, key, value, partition, None, None)
                     except Exception as exc:
-                        self._failed(done, exc)
+                        self._failed(done, exc, key)
                         continue
-                    fut.add_done_callback(partial(self._sent, done))
+                    fut.add_done_callback(partial(self._sent, done, key))
 
-    def _sent(self, done: asyncio.Future[Any], fut: asyncio.Future[Any]) -> None:
+    def _sent(self, done: asyncio.Future[Any], key: bytes, fut: asyncio.Future[Any]) -> None:
         if fut.cancelled():
-            self._failed(done, asyncio.CancelledError())
+            self._failed(done, asyncio.CancelledError(), key)
             return
         exc = fut.exception()
         if exc is not None:
-            self._failed(done, exc)
+            self._failed(done, exc, key)
             return
         meta = fut.result()
         tp = meta.topic_partition
@@ -151,9 +151,13 @@ class TableBackend:
         if not done.done():
             done.set_result(meta)
 
-    def _failed(self, done: asyncio.Future[Any], exc: BaseException) -> None:
+    def _failed(self, done: asyncio.Future[Any], exc: BaseException, key: bytes) -> None:
         self.failed += 1
-        log.error("a changelog record was not delivered: %s", type(exc).__name__)
+        # The kind of state and the cause's own type; never the key (a conversation id).
+        kind = key.split(b"|", 2)[1].decode(errors="replace") if key.count(b"|") >= 2 else "?"
+        cause = exc.__cause__ or exc.__context__
+        why = type(exc).__name__ + (f" ({type(cause).__name__})" if cause is not None else "")
+        log.error("a changelog record of %s was not delivered: %s", kind, why)
         if not done.done():
             done.set_exception(exc)
             done.exception()  # retrieved: waiting on it is optional

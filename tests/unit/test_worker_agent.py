@@ -21,6 +21,7 @@ from services.evalsets.core import DECISIONS, SAMPLES
 from services.evalsets.streaming import Decision, SampleIn
 from services.settings import Settings
 from services.streaming.runner import MemoryStates, Record, StreamRunner, pack, unpack
+from services.streaming.state import TableBackend
 
 PACK = Path(__file__).parent.parent / "data" / "mini-pack.yaml"
 
@@ -204,3 +205,23 @@ def test_internal_messages_travel_packed_per_partition_and_unpack_alike() -> Non
     assert by_partition == {0: ["c0", "c2", "c4"], 1: ["c1", "c3"]}
     single = Record(encode(decisions[1]) or b"", None, "d", 1, 0)
     assert unpack(single, Decision) == [decisions[1]]
+
+
+async def test_an_undelivered_changelog_record_is_logged_by_kind_and_cause_never_key(
+    caplog: Any,
+) -> None:
+    class TooLarge(Exception):
+        pass
+
+    backend = TableBackend(table=None)
+    done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+    try:
+        raise RuntimeError("send failed") from TooLarge()
+    except RuntimeError as exc:
+        backend._failed(done, exc, b"3|review-items|conv-secret-id")
+    assert backend.failed == 1 and isinstance(done.exception(), RuntimeError)
+    (message,) = [r.getMessage() for r in caplog.records if "not delivered" in r.getMessage()]
+    assert (
+        message == "a changelog record of review-items was not delivered: RuntimeError (TooLarge)"
+    )
+    assert "conv-secret-id" not in caplog.text

@@ -513,6 +513,7 @@
         t.passages.length ? el("details", { class: "passages" }, el("summary", {}, t.passages.length + " retrieved passage(s)"),
           t.passages.map((p) => el("blockquote", { "data-doc": p.doc_id }, el("span", { class: "meta" }, p.doc_id + (p.rank ? " (rank " + p.rank + ")" : "") + ": "), p.text))) : null))),
       item.dropped_turns ? el("p", { class: "meta" }, item.dropped_turns + " turn(s) not kept") : null,
+      item.trimmed ? el("p", { class: "meta", id: "trimmed" }, "Shortened to fit the size limit of one stored item; every finding is kept") : null,
       el("h3", {}, "Findings"),
       el("div", { id: "confirm-box", class: "confirm", role: "alertdialog", "aria-live": "assertive", hidden: true }),
       el("div", { class: "table-wrap", tabindex: 0, role: "region", "aria-label": "Findings" }, el("table", { id: "findings" },
