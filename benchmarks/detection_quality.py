@@ -29,13 +29,16 @@ from typing import Any
 
 import phonenumbers
 from phonenumbers import Leniency
+from stdnum import luhn
 from stdnum.nl import bsn
+from stdnum.us import ssn
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:  # runnable as a script from anywhere
     sys.path.insert(0, str(REPO_ROOT))
 
 from services.rules import RuleEngine, load_packs, load_prompt_registry  # noqa: E402
+from services.rules.examples import EXAMPLE_PHONE_REGIONS  # noqa: E402
 
 __all__ = [
     "CLAIMED",
@@ -63,7 +66,9 @@ CLAIMED: dict[str, str] = {
     "CREDIT_CARD": "13–19 digits (12 next to a card word), contiguous or usual groups, Luhn",
     "IBAN_CODE": "compact, or upper case in groups of four (spaces or dashes); python-stdnum valid",
     "IP_ADDRESS": "IPv4 / IPv6 other than loopback and unspecified",
-    "US_SSN": "123-45-6789, or any 9-digit form next to an SSN word",
+    "US_SSN": (
+        "123-45-6789, or 9 digits plain, with spaces or dots, or 123-456789, next to an SSN word"
+    ),
     "NL_BSN": "9 digits passing the 11-check next to a BSN word",
     "SECRET:aws_key": "AWS access key ids; secret keys in aws_*secret/access* assignments",
     "SECRET:github_token": "ghp_ / gho_ / ghu_ / ghs_ / ghr_ and github_pat_ tokens",
@@ -71,6 +76,10 @@ CLAIMED: dict[str, str] = {
     "SECRET:jwt": "JWTs whose header decodes to JSON with alg",
     "SECRET:stripe_key": "Stripe live secret and restricted keys",
     "SECRET:openai": "OpenAI API keys (T3BlbkFJ marker)",
+    "SECRET:gitlab_token": (
+        "glpat- / gldt- / glft- / glsoat- / glrt- / glcbt- / GR1348941 (20–50 characters),"
+        " glimt- (25), glptt- (40), gloas- (64), glagent- (50+)"
+    ),
 }
 #: Entities with rules but no claim, and why.
 NOT_CLAIMED: dict[str, str] = {
@@ -82,7 +91,7 @@ NOT_CLAIMED: dict[str, str] = {
         "no independent labelled data (python-stdnum has no CCCD module); 0 findings on the 500"
         " English synth sentences; covered by the rule's own examples only"
     ),
-    "PASSWORD, GENERIC_SECRET, PRIVATE_KEY, GOOGLE_API_KEY, GITLAB_TOKEN, ANTHROPIC_API_KEY": (
+    "PASSWORD, GENERIC_SECRET, PRIVATE_KEY, GOOGLE_API_KEY, ANTHROPIC_API_KEY": (
         "no labelled cases in the corpora for these rules (see the cross-check table for what they"
         " find on detect-secrets rows of other plugins); examples only"
     ),
@@ -99,6 +108,7 @@ SECRET_PLUGINS: dict[str, frozenset[str]] = {
     "jwt": frozenset({"JWT"}),
     "stripe_key": frozenset({"STRIPE_KEY"}),
     "openai": frozenset({"OPENAI_API_KEY"}),
+    "gitlab_token": frozenset({"GITLAB_TOKEN"}),
     "basic_auth": frozenset({"URL_CREDENTIALS"}),
 }
 PII_ENTITIES = (
@@ -111,8 +121,12 @@ PII_ENTITIES = (
     "NL_BSN",
     "VN_CCCD",
 )
+#: The regions of the claim: the defaults (VIGIL_PHONE_REGIONS) and those their rules share a
+#: numbering plan with (crown dependencies, Canada).
 PHONE_REGIONS = ("NL", "VN", "GB", "GG", "JE", "IM", "US", "CA")
-SSN_WORDS = ("ssn", "social security")
+#: The wider set the report measures as well (with its own claim): EXAMPLE_PHONE_REGIONS.
+WIDE_PHONE_REGIONS = (*EXAMPLE_PHONE_REGIONS, "GG", "JE", "IM", "CA")
+SSN_WORDS = ("ssn", "social security", "ss#", "an sinh xã hội")
 
 #: Corpus labels we disagree with, by case id: excluded from ``claimed``, listed with the reason.
 OVERRIDES: dict[str, str] = {
@@ -218,7 +232,7 @@ class Report:
 # ------------------------------------------------------------------------------- claims (scope)
 
 
-def _phone_in_claim(value: str) -> bool:
+def _phone_in_claim(value: str, regions: tuple[str, ...] = PHONE_REGIONS) -> bool:
     """Any valid number written with + or 00; else a valid number of a claimed country written
     in a grouping phonenumbers accepts for it (``STRICT_GROUPING``), with the trunk 0 where the
     country has one. This keeps out foreign local numbers whose digits happen to be valid in a
@@ -230,12 +244,12 @@ def _phone_in_claim(value: str) -> bool:
         except phonenumbers.NumberParseException:
             return False
     digits = "".join(ch for ch in v if ch.isdigit())
-    for region in PHONE_REGIONS:
+    for region in regions:
         meta = phonenumbers.PhoneMetadata.metadata_for_region(region)
         if meta is not None and meta.national_prefix == "0" and not digits.startswith("0"):
             continue
         for m in phonenumbers.PhoneNumberMatcher(v, region, leniency=Leniency.STRICT_GROUPING):
-            if phonenumbers.region_code_for_number(m.number) in PHONE_REGIONS:
+            if phonenumbers.region_code_for_number(m.number) in regions:
                 return True
     return False
 
@@ -262,6 +276,8 @@ def _outside_claim(entity: str, text: str, start: int, end: int) -> str | None:
         window = text[max(0, start - 60) : end + 60].lower()
         if not dashed and not any(w in window for w in SSN_WORDS):
             return "outside claim: not 123-45-6789 and no SSN word nearby"
+        if len(value) == 10 and value[5] == "-":
+            return "outside claim: 12345-6789 is how a US ZIP+4 code is written"
     if entity == "IBAN_CODE":
         groups = value.replace("-", " ").split(" ")
         compact = len(groups) == 1 and value.isalnum()
@@ -376,6 +392,56 @@ def bsn_constructed_cases(n: int = 2000, seed: int = 20240315) -> Iterator[Case]
         yield _case(f"bsn-order-{i:04d}", "constructed_bsn", text, {"NL_BSN"}, [], language="nl")
 
 
+def ssn_context_cases(corpora: Path, n: int = 1200, seed: int = 20241203) -> Iterator[Case]:
+    """CONSTRUCTED here: US SSNs next to an SSN word in English, Dutch and Vietnamese.
+
+    Presidio's own SSN test texts (``078051121``, ``078.05.1123``, ...) behind an SSN word, with
+    Presidio's spans; and random 9-digit numbers written plain, with spaces, dots or one dash
+    (123-456789), labelled by python-stdnum as the oracle, in SSN sentences and, negative by
+    construction, as order numbers.
+    """
+    path = corpora / "presidio_recognizer_cases" / "presidio_recognizer_cases.jsonl"
+    for r in _jsonl(path):
+        if r["target_entity"] != "US_SSN" or (r["expected_count"] and not r["spans"]):
+            continue
+        prefix = "My SSN: "
+        spans = [
+            Span(len(prefix) + x["start"], len(prefix) + x["end"], "US_SSN") for x in r["spans"]
+        ]
+        text = prefix + r["text"]
+        yield _case(f"ssn-context-{r['id']}", "constructed_ssn", text, {"US_SSN"}, spans)
+    rng = random.Random(seed)
+    with_word = (
+        ("My SSN is {}.", "en"),
+        ("Social security number: {}", "en"),
+        ("SS# {} is on the W-2.", "en"),
+        ("Mijn Amerikaanse SSN is {}.", "nl"),
+        ("Số an sinh xã hội (SSN) của tôi là {}.", "vi"),
+    )
+    without = (
+        ("Order {} has shipped.", "en"),
+        ("Bestelling {} is verzonden.", "nl"),
+        ("Mã đơn hàng {} đã được giao.", "vi"),
+    )
+    forms = (
+        lambda d: d,
+        lambda d: f"{d[:3]} {d[3:5]} {d[5:]}",
+        lambda d: f"{d[:3]}.{d[3:5]}.{d[5:]}",
+        lambda d: f"{d[:3]}-{d[3:]}",
+    )
+    for i in range(n):
+        digits = f"{rng.randrange(10**8, 10**9):09d}"
+        number = forms[i % len(forms)](digits)
+        template, lang = with_word[i % len(with_word)]
+        text = template.format(number)
+        start = text.index(number)
+        spans = [Span(start, start + len(number), "US_SSN")] if ssn.is_valid(digits) else []
+        yield _case(f"ssn-word-{i:04d}", "constructed_ssn", text, {"US_SSN"}, spans, language=lang)
+        template, lang = without[i % len(without)]
+        text = template.format(number)
+        yield _case(f"ssn-order-{i:04d}", "constructed_ssn", text, {"US_SSN"}, [], language=lang)
+
+
 def detect_secrets_cases(corpora: Path) -> Iterator[Case]:
     """detect-secrets plugin tests, for the plugins our rules cover: case-level labels."""
     for r in _jsonl(corpora / "detect_secrets_cases" / "detect_secrets_cases.jsonl"):
@@ -393,6 +459,7 @@ def build_cases(corpora: Path) -> list[Case]:
         *presidio_synth_cases(corpora),
         *stdnum_cases(corpora),
         *bsn_constructed_cases(),
+        *ssn_context_cases(corpora),
         *detect_secrets_cases(corpora),
     ]
 
@@ -400,9 +467,14 @@ def build_cases(corpora: Path) -> list[Case]:
 # ------------------------------------------------------------------------------------ scoring
 
 
-def default_engine(repo_root: Path = REPO_ROOT) -> RuleEngine:
+def default_engine(
+    repo_root: Path = REPO_ROOT, phone_regions: tuple[str, ...] | None = None
+) -> RuleEngine:
     packs = load_packs([repo_root / "rules" / "packs"])
-    return RuleEngine(packs, load_prompt_registry(repo_root / "rules" / "prompts.yaml"))
+    prompts = load_prompt_registry(repo_root / "rules" / "prompts.yaml")
+    if phone_regions is None:
+        return RuleEngine(packs, prompts)
+    return RuleEngine(packs, prompts, phone_regions=phone_regions)
 
 
 def _predictions(engine: RuleEngine, case: Case) -> dict[str, list[Span]]:
@@ -503,9 +575,9 @@ def secret_cross_check(corpora: Path, engine: RuleEngine) -> dict[str, Counter[s
     return out
 
 
-def scan_unlabelled(corpora: Path, engine: RuleEngine) -> tuple[int, int, list[tuple[str, str]]]:
-    """Every finding on PubMedQA abstracts and conclusions and HaluEval passages and answers (text
-    with many numbers and no personal data), as English assistant turns."""
+def _unlabelled_texts(corpora: Path) -> list[str]:
+    """PubMedQA abstracts and conclusions and HaluEval passages and answers: text with many
+    numbers and no personal data."""
     texts = [r["text"] for r in _jsonl(corpora / "pubmedqa" / "retrieval_corpus_1000.jsonl")]
     texts += [
         r["long_answer"] for r in _jsonl(corpora / "pubmedqa" / "pubmedqa_pqal_test_500.jsonl")
@@ -516,12 +588,291 @@ def scan_unlabelled(corpora: Path, engine: RuleEngine) -> tuple[int, int, list[t
             seen.add(r["knowledge"])
             texts.append(r["knowledge"])
         texts.append(r["answer"])
+    return texts
+
+
+def scan_unlabelled(corpora: Path, engine: RuleEngine) -> tuple[int, int, list[tuple[str, str]]]:
+    """Every finding on the unlabelled text (:func:`_unlabelled_texts`), as English assistant
+    turns."""
+    texts = _unlabelled_texts(corpora)
     found = []
     for text in texts:
         for m in engine.scan(text, "assistant", "en"):
             around = text[max(0, m.start - 50) : m.end + 30]
             found.append((m.rule.id, around))
     return len(texts), sum(map(len, texts)), found
+
+
+@dataclass
+class PhoneRow:
+    """Phone numbers on the Presidio corpora with one set of configured regions."""
+
+    label: str
+    regions: tuple[str, ...]
+    claimed: Tally = field(default_factory=Tally)
+    all_gold: int = 0
+    all_found: int = 0
+    unlabelled_findings: int = 0
+    #: (FP or FN, case id, value) of the claim.
+    misses: list[tuple[str, str, str]] = field(default_factory=list)
+
+
+def phone_regions_check(corpora: Path, repo_root: Path = REPO_ROOT) -> list[PhoneRow]:
+    """Recall and precision of phone numbers with the default regions and with the wider set
+    (``EXAMPLE_PHONE_REGIONS``): each row's claim is the numbers of its own regions (and any
+    valid +/00 number); *all* counts every labelled phone span, whatever its country."""
+    cases = [
+        c
+        for c in (*presidio_recognizer_cases(corpora), *presidio_synth_cases(corpora))
+        if "PHONE_NUMBER" in c.judged and c.count is None
+    ]
+    texts = _unlabelled_texts(corpora)
+    rows = [
+        PhoneRow("default: NL, VN, GB, US", PHONE_REGIONS),
+        PhoneRow(f"wider: + {', '.join(EXAMPLE_PHONE_REGIONS[4:])}", WIDE_PHONE_REGIONS),
+    ]
+    for row in rows:
+        engine = default_engine(repo_root, phone_regions=row.regions)
+        for case in cases:
+            spans = [s for s in (*case.gold, *case.excluded) if s.entity == "PHONE_NUMBER"]
+            preds = [
+                Span(m.start, m.end, "PHONE_NUMBER", m.rule.id)
+                for m in engine.scan(case.text, "user", case.language)
+                if m.rule.entity == "PHONE_NUMBER"
+            ]
+            claimed = [s for s in spans if _phone_in_claim(case.text[s.start : s.end], row.regions)]
+            row.all_gold += len(spans)
+            row.all_found += sum(any(_overlaps(s, p) for p in preds) for s in spans)
+            free = list(claimed)
+            for p in preds:
+                hit = next((g for g in free if _overlaps(g, p)), None)
+                if hit is not None:
+                    free.remove(hit)
+                    row.claimed.tp += 1
+                elif not any(_overlaps(g, p) for g in spans):
+                    row.claimed.fp += 1
+                    row.misses.append(("FP", case.id, case.text[p.start : p.end]))
+            row.claimed.fn += len(free)
+            row.misses += [("FN", case.id, case.text[g.start : g.end]) for g in free]
+            row.claimed.cases += 1
+        for text in texts:
+            for m in engine.scan(text, "assistant", "en"):
+                if m.rule.entity == "PHONE_NUMBER":
+                    row.unlabelled_findings += 1
+                    row.misses.append(("FP", "unlabelled", text[max(0, m.start - 20) : m.end + 20]))
+    return rows
+
+
+@dataclass
+class BsnVariant:
+    """One way of finding BSNs in assistant turns, measured on constructed answers."""
+
+    label: str
+    shipped: bool
+    counts: Counter[str] = field(default_factory=Counter)
+
+    def rate(self, hit: str, total: str) -> float:
+        return self.counts[hit] / self.counts[total] if self.counts[total] else 0.0
+
+    @property
+    def precision(self) -> float:
+        tp = self.counts["patient_hit"] + self.counts["word_hit"]
+        fp = self.counts["plain_hit"] + self.counts["person_hit"]
+        return tp / (tp + fp) if tp + fp else 1.0
+
+
+def bsn_assistant_check(
+    corpora: Path, repo_root: Path = REPO_ROOT, n: int = 1500, seed: int = 20241204
+) -> list[BsnVariant]:
+    """CONSTRUCTED here: BSNs in assistant answers, with and without a BSN word or a word for a
+    person, against the same kind of 9-digit numbers used as order, ticket or appointment
+    numbers — also next to a person ("Mevrouw, uw bestelling ..."). BSNs are random numbers that
+    pass python-stdnum's 11-check; the other numbers are random 9-digit numbers (one in eleven
+    passes the check by chance, as in real life). Three variants: the shipped rules with and
+    without ``pii.nl_bsn_patient``, and a context-free rule (not shipped) at medium severity."""
+    packs = load_packs([repo_root / "rules" / "packs"])
+    prompts = load_prompt_registry(repo_root / "rules" / "prompts.yaml")
+    rules = {r.id: r for pack in packs for r in pack.rules}
+    bare = rules["pii.nl_bsn"].model_copy(
+        update={
+            "id": "pii.nl_bsn_bare",
+            "severity": "medium",
+            "roles": ["assistant"],
+            "context_required": False,
+        }
+    )
+
+    def engine_of(*chosen: Any) -> RuleEngine:
+        pack = packs[0].model_copy(update={"pack": "bsn_variant", "rules": list(chosen)})
+        return RuleEngine([pack], prompts)
+
+    variants = [
+        (BsnVariant("BSN word required (pii.nl_bsn)", True), engine_of(rules["pii.nl_bsn"])),
+        (
+            BsnVariant("+ a word for a person (pii.nl_bsn_patient)", True),
+            engine_of(rules["pii.nl_bsn"], rules["pii.nl_bsn_patient"]),
+        ),
+        (BsnVariant("no context, medium severity (not shipped)", False), engine_of(bare)),
+    ]
+    patient = (
+        ("De vorige patiënt, {}, kreeg gisteren 500 mg amoxicilline.", "nl"),
+        ("Ik zie dat patiënt {} om 10:00 een afspraak heeft.", "nl"),
+        ("The previous patient ({}) was given the same dose.", "en"),
+        ("Bệnh nhân {} đã được kê đơn paracetamol.", "vi"),
+    )
+    word = (
+        ("Ik heb BSN {} in het dossier gevonden.", "nl"),
+        ("Het burgerservicenummer {} hoort bij mevrouw De Vries.", "nl"),
+        ("Your BSN {} is linked to this prescription.", "en"),
+        ("Số BSN {} thuộc về bệnh nhân trước.", "vi"),
+    )
+    plain = (
+        ("Uw bestelling {} is vandaag verzonden.", "nl"),
+        ("Ticket {} is gesloten; neem contact op als het probleem terugkomt.", "nl"),
+        ("Your order {} will arrive on Tuesday.", "en"),
+        ("Mã đơn hàng {} đã được giao.", "vi"),
+    )
+    person = (
+        ("Mevrouw, uw bestelling {} is vandaag verzonden.", "nl"),
+        ("De patiënt kan met afspraakcode {} inchecken.", "nl"),
+        ("The patient's appointment reference is {}.", "en"),
+        ("Bệnh nhân vui lòng mang mã hẹn {} khi đến khám.", "vi"),
+    )
+    rng = random.Random(seed)
+
+    def valid_bsn() -> str:
+        while True:
+            number = f"{rng.randrange(10**8, 10**9):09d}"
+            if bsn.is_valid(number):
+                return number
+
+    sentences: list[tuple[str, str, str]] = []
+    for i in range(n):
+        for kind, templates in (("patient", patient), ("word", word)):
+            template, lang = templates[i % len(templates)]
+            sentences.append((kind, template.format(valid_bsn()), lang))
+        for kind, templates in (("plain", plain), ("person", person)):
+            template, lang = templates[i % len(templates)]
+            sentences.append((kind, template.format(f"{rng.randrange(10**8, 10**9):09d}"), lang))
+    texts = _unlabelled_texts(corpora)
+    out = []
+    for variant, engine in variants:
+        for kind, text, lang in sentences:
+            variant.counts[kind] += 1
+            if any(m.rule.entity == "NL_BSN" for m in engine.scan(text, "assistant", lang)):
+                variant.counts[f"{kind}_hit"] += 1
+        variant.counts["unlabelled"] = sum(
+            1 for t in texts for m in engine.scan(t, "assistant", "en") if m.rule.entity == "NL_BSN"
+        )
+        out.append(variant)
+    return out
+
+
+@dataclass
+class EchoRow:
+    """Assistant turns repeating a user's value bare, for one entity."""
+
+    entity: str
+    pairs: int = 0
+    rules_only: int = 0  # echoes found by the rules alone (memory lookup off)
+    with_memory: int = 0  # echoes found with the memory lookup
+    other_numbers: int = 0  # answers with a number the user never gave
+    false_echoes: int = 0  # findings on those
+
+
+def echo_check(repo_root: Path = REPO_ROOT, n: int = 400, seed: int = 20241205) -> list[EchoRow]:
+    """CONSTRUCTED here: a user gives a value next to its context word (so the rule fires), the
+    assistant repeats it bare ("Genoteerd: 123456782.", spaced or dashed differently) in Dutch,
+    English or Vietnamese; and, as negatives, answers with another number of the same shape the
+    user never gave. Screened as the dataflow does (``services.screening.screen``), once with
+    the rules alone (an empty remembered rule: no lookup) and once with the memory lookup."""
+    from services.screening import screen
+
+    engine = default_engine(repo_root)
+    key = b"quality-benchmark-key"
+    rng = random.Random(seed)
+
+    def digits(k: int) -> str:
+        return f"{rng.randrange(10 ** (k - 1), 10**k)}"
+
+    def bsn_value() -> str:
+        while not bsn.is_valid(v := digits(9)):
+            pass
+        return v
+
+    def ssn_value() -> str:
+        while not ssn.is_valid(v := digits(9)):
+            pass
+        return v
+
+    def card12() -> str:
+        body = digits(11)
+        return body + luhn.calc_check_digit(body)
+
+    def us_phone() -> str:
+        while True:
+            v = f"{rng.randrange(2, 10)}{digits(2)}{rng.randrange(2, 10)}{digits(6)}"
+            number = phonenumbers.parse(v, "US")
+            if phonenumbers.region_code_for_number(number) in ("US", "CA"):
+                return v
+
+    cases = {
+        "NL_BSN": (bsn_value, "Mijn BSN is {}.", "nl", lambda v: f"{v[:3]} {v[3:6]} {v[6:]}"),
+        "US_SSN": (ssn_value, "My SSN is {}.", "en", lambda v: f"{v[:3]}-{v[3:5]}-{v[5:]}"),
+        "CREDIT_CARD": (
+            card12,
+            "My card number is {}.",
+            "en",
+            lambda v: f"{v[:4]} {v[4:8]} {v[8:]}",
+        ),
+        "PHONE_NUMBER": (us_phone, "Call me on {}.", "en", lambda v: v),
+    }
+    answers = (
+        ("Genoteerd: {}.", "nl"),
+        ("Noted: {} is on file.", "en"),
+        ("Đã ghi nhận: {}.", "vi"),
+    )
+    rows = []
+    for entity, (make, said, lang, regroup) in cases.items():
+        row = EchoRow(entity)
+        for i in range(n):
+            value = make()
+            template, alang = answers[i % len(answers)]
+            shown = value if i % 2 == 0 else regroup(value)
+            user = _event_of("u", 0, "user", said.format(value), lang)
+            answer = _event_of("a", 1, "assistant", template.format(shown), alang)
+            other = _event_of("o", 1, "assistant", template.format(make()), alang)
+            memory = screen(user, engine, None, key=key).memory
+            assert memory is not None, said.format(value)
+            blind = memory.model_copy(
+                update={"seen": {d: r._replace(rule=None) for d, r in memory.seen.items()}}
+            )
+            row.pairs += 1
+            for mem, attr in ((blind, "rules_only"), (memory, "with_memory")):
+                out = screen(answer, engine, mem, key=key).findings
+                if any(f.entity == entity and f.direction == "echo" for f in out):
+                    setattr(row, attr, getattr(row, attr) + 1)
+            row.other_numbers += 1
+            out = screen(other, engine, memory, key=key).findings
+            row.false_echoes += any(f.category == "pii" for f in out)
+        rows.append(row)
+    return rows
+
+
+def _event_of(eid: str, turn: int, role: str, content: str, language: str) -> Any:
+    from schemas.events import ChatEvent
+
+    record = {
+        "schema_version": 1,
+        "event_id": eid,
+        "conversation_id": "c",
+        "turn_index": turn,
+        "timestamp": "2026-11-02T10:00:00Z",
+        "role": role,
+        "content": content,
+        "language": language,
+    }
+    return ChatEvent.model_validate_json(json.dumps(record))
 
 
 def example_log_check(repo_root: Path, engine: RuleEngine) -> dict[str, Any] | None:
@@ -599,6 +950,9 @@ def render_markdown(
     cross: dict[str, Counter[str]] | None = None,
     unlabelled: tuple[int, int, list[tuple[str, str]]] | None = None,
     example_log: dict[str, Any] | None = None,
+    phones: list[PhoneRow] | None = None,
+    bsn_variants: list[BsnVariant] | None = None,
+    echoes: list[EchoRow] | None = None,
 ) -> str:
     lines = [
         "# Detection quality of the default rule packs",
@@ -642,8 +996,9 @@ def render_markdown(
         "",
         "## Per corpus (claimed)",
         "",
-        "`constructed_bsn` is built here (random numbers, python-stdnum as oracle); the rest is",
-        "third-party data.",
+        "`constructed_bsn` and `constructed_ssn` are built here (random numbers, python-stdnum as",
+        "oracle; `constructed_ssn` also holds Presidio's own SSN texts behind an SSN word); the",
+        "rest is third-party data.",
         "",
         "| corpus | entity | cases | TP | FP | FN |",
         "|---|---|---:|---:|---:|---:|",
@@ -666,6 +1021,97 @@ def render_markdown(
             lines.append(
                 f"| {d.entity} | {d.case_id} | `{_cell(d.value, 50)}` | {_cell(d.text, 70)}"
                 f" | {_cell(d.why, 200)} |"
+            )
+    if phones:
+        lines += [
+            "",
+            "## Phone numbers with more regions (`VIGIL_PHONE_REGIONS`)",
+            "",
+            "National-form numbers are found for the configured regions: NL, VN, GB and US by",
+            "default (each with a rule of its own), any other region through `pii.phone_national`",
+            "(phonenumbers decides validity and grouping). International numbers (+ or 00) are",
+            "found for every region either way. The same Presidio texts with the default set and",
+            "with a wider one; each row's claim is the numbers of its own regions, *all labelled*",
+            "counts every phone span of the corpora, whatever its country.",
+            "",
+            "| regions | TP | FP | FN | precision | recall | all labelled found"
+            " | findings on unlabelled text |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        for row in phones:
+            t = row.claimed
+            lines.append(
+                f"| {row.label} | {t.tp} | {t.fp} | {t.fn} | {t.precision:.3f}"
+                f" | {t.recall:.3f} | {row.all_found}/{row.all_gold}"
+                f" | {row.unlabelled_findings} |"
+            )
+        lines += [
+            "",
+            "A region joins the claim only when configured: a number's digits are often valid",
+            "in several countries, and with every region on, dates become phone numbers (Denmark",
+            "and Luxembourg write 8-digit numbers as 2024 03 15). What the rows above miss or find",
+            "wrongly:",
+            "",
+        ]
+        for row in phones:
+            lines += [
+                f"- {row.label}: {kind} {case} `{_cell(value, 60)}`"
+                for kind, case, value in row.misses
+            ]
+    if bsn_variants:
+        lines += [
+            "",
+            "## BSN in assistant turns",
+            "",
+            "Constructed here (answers in Dutch, English and Vietnamese): BSNs that pass the",
+            "11-check next to a word for a patient or person but no BSN word (*patient*), BSNs",
+            "next to a BSN word (*BSN word*), and random 9-digit order, ticket and appointment",
+            "numbers without (*plain*) and with a person word (*person*); one random number in",
+            "eleven passes the 11-check, as in real life. Rates are the share of sentences with an",
+            "NL_BSN finding; precision counts the four sets at equal size.",
+            "",
+            "| variant | shipped | patient | BSN word | plain (FP) | person (FP) | precision"
+            " | findings on unlabelled text |",
+            "|---|---|---:|---:|---:|---:|---:|---:|",
+        ]
+        for v in bsn_variants:
+            lines.append(
+                f"| {v.label} | {'yes' if v.shipped else 'no'}"
+                f" | {v.rate('patient_hit', 'patient'):.3f} | {v.rate('word_hit', 'word'):.3f}"
+                f" | {v.rate('plain_hit', 'plain'):.3f} | {v.rate('person_hit', 'person'):.3f}"
+                f" | {v.precision:.3f} | {v.counts['unlabelled']} |"
+            )
+        lines += [
+            "",
+            "Decision: a BSN without context in assistant turns is **not** shipped: it reports",
+            "every eleventh ordinary 9-digit number of an answer (the *plain* column), whatever",
+            "the answer is about, which no severity makes useful. `pii.nl_bsn_patient` is: it",
+            'finds the BSN of "de vorige patiënt" and never fires on a number without a word',
+            "for a person nearby; its price is the *person* column, an order or appointment",
+            "number of a named person that happens to pass the 11-check (medium severity, and a",
+            "person's number all the same). NL_BSN's claim above stays \"next to a BSN word\";",
+            "these figures are outside the gate.",
+        ]
+    if echoes:
+        lines += [
+            "",
+            "## Values repeated bare in answers (echo through the conversation memory)",
+            "",
+            "Constructed here: a user gives a value next to its context word, the assistant",
+            'repeats it without one ("Genoteerd: 123456782.", half of them grouped differently)',
+            "in Dutch, English or Vietnamese. *Rules alone* is the echo found without the memory",
+            "lookup; *with memory* looks the answer's numbers and tokens up by keyed hash. The",
+            "negatives are answers with another number of the same shape the user never gave:",
+            "any finding on them is a false one.",
+            "",
+            "| entity | pairs | echo, rules alone | echo, with memory | other numbers"
+            " | false findings |",
+            "|---|---:|---:|---:|---:|---:|",
+        ]
+        for r in echoes:
+            lines.append(
+                f"| {r.entity} | {r.pairs} | {r.rules_only / r.pairs:.3f}"
+                f" | {r.with_memory / r.pairs:.3f} | {r.other_numbers} | {r.false_echoes} |"
             )
     if cross:
         lines += [
@@ -750,6 +1196,31 @@ def grounding_section(path: Path) -> str:
     )
 
 
+def _block(text: str, name: str) -> str:
+    begin, end = f"<!-- BEGIN {name} -->", f"<!-- END {name} -->"
+    if begin not in text or end not in text:
+        return ""
+    return text.split(begin, 1)[1].split(end, 1)[0].strip()
+
+
+def medical_grounding_section(path: Path) -> str:
+    """Issue 10's figures (the adversarial set per kind × language, baselines, cost, Vietnamese
+    segmentation), copied from ``docs/grounding.md``, where
+    ``python benchmarks/grounding_quality.py --baseline eded159 --write docs/grounding.md``
+    writes the table."""
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    brief, summary = _block(text, "grounding-brief"), _block(text, "grounding-cases-summary")
+    if not summary:
+        return ""
+    return (
+        "\n## Medical grounding on the adversarial set (issue 10)\n\n"
+        "Copied from `docs/grounding.md` (regenerate that first with "
+        "`python benchmarks/grounding_quality.py --baseline eded159 --write docs/grounding.md`; "
+        "the per-method tables and what is weak are there).\n\n"
+        f"{brief}\n\n{summary}\n"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--corpora", type=Path, default=default_corpora(), help="corpora folder")
@@ -763,7 +1234,11 @@ def main(argv: list[str] | None = None) -> int:
         cross=secret_cross_check(args.corpora, engine),
         unlabelled=scan_unlabelled(args.corpora, engine),
         example_log=example_log_check(REPO_ROOT, engine),
+        phones=phone_regions_check(args.corpora),
+        bsn_variants=bsn_assistant_check(args.corpora),
+        echoes=echo_check(),
     )
+    text += medical_grounding_section(REPO_ROOT / "docs" / "grounding.md")
     text += grounding_section(REPO_ROOT / "docs" / "grounding.md")
     if args.write:
         args.write.parent.mkdir(parents=True, exist_ok=True)

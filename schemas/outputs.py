@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
-from schemas.events import Role
+from schemas.events import ChatEvent, Role
 
 __all__ = [
     "Category",
@@ -57,15 +57,71 @@ class Finding(_Out):
     score: float = Field(ge=0.0, le=1.0, description="Rule confidence, raised by context words.")
     explanation: str = Field(description="What matched: pattern name, validator, context.")
 
+    @classmethod
+    def in_event(
+        cls,
+        event: ChatEvent,
+        *,
+        rule_id: str,
+        category: Category,
+        entity: str,
+        severity: Severity,
+        start: int,
+        end: int,
+        evidence: str,
+        direction: Direction,
+        score: float,
+        explanation: str,
+    ) -> Finding:
+        """The finding of rule ``rule_id`` at ``start:end`` of ``event``'s content, with the
+        event's ids, turn, time, role, tenant and language."""
+        return cls(
+            finding_id=f"{event.event_id}:{rule_id}:{start}-{end}",
+            event_id=event.event_id,
+            conversation_id=event.conversation_id,
+            turn_index=event.turn_index,
+            timestamp=event.timestamp,
+            role=event.role,
+            tenant=event.tenant,
+            language=event.language,
+            rule_id=rule_id,
+            category=category,
+            entity=entity,
+            severity=severity,
+            start=start,
+            end=end,
+            evidence=evidence,
+            direction=direction,
+            score=score,
+            explanation=explanation,
+        )
+
 
 class DeadLetter(_Out):
-    """An input message that could not be processed, with the reason and its original bytes."""
+    """An input message that could not be processed: why, where, how long, a keyed digest, and
+    its text with the values the screening rules find masked (never the raw bytes by default).
+    """
 
     schema_version: Literal[1] = 1
     reason: DeadLetterReason
     detail: str = Field(description="Human-readable error; never contains message content.")
     source: str = Field(description="Where it came from: topic/partition/offset or file:line.")
     received_at: datetime
-    original_size: int = Field(ge=0)
-    original_b64: str = Field(description="Original bytes, base64, truncated to the keep limit.")
+    original_size: int = Field(ge=0, description="Length of the original message in bytes.")
+    digest: str = Field(
+        description="BLAKE2b-128 of the whole original message keyed with VIGIL_MEMORY_KEY (hex):"
+        " tells whether two dead letters, or a dead letter and a suspected input, are the same"
+        " bytes without keeping them."
+    )
+    masked: str | None = Field(
+        default=None,
+        description="The message as text, truncated to the keep limit, with every value the"
+        " screening rules find replaced by its mask; null when it cannot be read as text (bad"
+        " UTF-8), so it cannot be masked.",
+    )
+    original_b64: str | None = Field(
+        default=None,
+        description="The original bytes, base64, truncated to the keep limit: only with"
+        " VIGIL_DEAD_LETTER_RAW=true (debugging; they hold chat content as it came).",
+    )
     truncated: bool

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import enum
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -33,6 +35,16 @@ app.add_typer(review_app, name="review")
 app.add_typer(evalset_app, name="evalset")
 app.add_typer(eval_app, name="eval")
 
+
+class Severity(enum.StrEnum):
+    """``--fail-on`` choices: the finding severities, lowest first."""
+
+    low = "low"
+    medium = "medium"
+    high = "high"
+    critical = "critical"
+
+
 out = Console(highlight=False)
 err = Console(stderr=True, soft_wrap=True, highlight=False)
 
@@ -40,10 +52,16 @@ err = Console(stderr=True, soft_wrap=True, highlight=False)
 def _settings(**overrides: object) -> Settings:
     values = {k: v for k, v in overrides.items() if v is not None}
     try:
-        return Settings(**values)  # type: ignore[arg-type]
+        settings = Settings(**values)  # type: ignore[arg-type]
     except Exception as exc:
         err.print(f"[red]invalid settings:[/red] {exc}")
         raise typer.Exit(2) from None
+    if settings.dead_letter_raw:
+        err.print(
+            "[yellow]warning:[/yellow] VIGIL_DEAD_LETTER_RAW=true: dead letters keep the raw "
+            "bytes of each message (chat content, personal data included). For debugging only."
+        )
+    return settings
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
@@ -76,18 +94,37 @@ def scan(
         str | None, typer.Option(help="Model name for the openai protocol.")
     ] = None,
     progress: Annotated[bool, typer.Option(help="Progress bar (on a terminal only).")] = True,
+    fail_on: Annotated[
+        Severity | None,
+        typer.Option(
+            "--fail-on",
+            help="Exit 1 when any finding has this severity or a higher one.",
+            case_sensitive=False,
+        ),
+    ] = None,
+    dead_letter_warn: Annotated[
+        float,
+        typer.Option(
+            min=0.0,
+            max=1.0,
+            help="Warn when more than this share of the lines are dead letters.",
+        ),
+    ] = 0.01,
 ) -> None:
-    """Run every stage over FILES in this process, without Kafka, and print a summary."""
+    """Run every stage over FILES in this process, without Kafka, and print a summary.
+
+    Exit status: 0 done; 1 a finding at or above --fail-on; 2 unusable input (no valid chat
+    event at all) or a bad argument (a missing input, an output folder that cannot be written).
+    """
     from services.grounding import ExtractorError, FactError
     from services.pipeline import Pipeline
     from services.rules import PackError
-    from services.scan import run_scan
+    from services.scan import ScanOutputError, run_scan
 
     if "-" in files and len(files) > 1:
         raise _fail("- (stdin) cannot be scanned together with files")
     for file in files:
-        if file != "-" and not Path(file).is_file():
-            raise _fail(f"{file}: no such file")
+        _check_input(file)
     settings = _settings(
         rules_dir=rules,
         max_content_bytes=max_content_bytes,
@@ -101,8 +138,57 @@ def scan(
     except (PackError, FactError, ExtractorError, ValueError) as exc:
         raise _fail(str(exc)) from None
     bar = sys.stderr if progress and sys.stderr.isatty() else None
-    summary = run_scan(files, out_dir, settings, progress=bar, pipeline=pipeline)
+    try:
+        summary = run_scan(files, out_dir, settings, progress=bar, pipeline=pipeline)
+    except ScanOutputError as exc:
+        raise _fail(str(exc)) from None
+    except OSError as exc:  # a write that failed midway (disk full, folder removed)
+        where = exc.filename or out_dir
+        raise _fail(f"{where}: {exc.strerror or exc}") from None
     _print_summary(summary.as_dict(), out_dir)
+    if summary.events == 0:
+        what = (
+            f"{summary.dead_letters} of {summary.lines} lines are dead letters "
+            f"(see {out_dir}/dead_letters.jsonl)"
+            if summary.dead_letters
+            else "it has no line"
+            if not summary.lines
+            else "every line is blank"
+        )
+        raise _fail(f"no valid chat event in {', '.join(files)}: {what}")
+    if summary.dead_letter_share > dead_letter_warn:
+        err.print(
+            f"[yellow]warning:[/yellow] {summary.dead_letter_share:.1%} of the lines are dead "
+            f"letters ({summary.dead_letters}), more than {dead_letter_warn:.1%}: see "
+            f"{out_dir}/dead_letters.jsonl"
+        )
+    calls = sum(summary.judge_calls.values())
+    if calls and summary.judge_failures == calls:
+        err.print(
+            f"[yellow]warning:[/yellow] every judge call failed ({calls}); "
+            f"{summary.unverified_claims} claims are unverified"
+        )
+    failing = summary.findings_at_or_above(fail_on.value) if fail_on is not None else 0
+    if failing:
+        assert fail_on is not None
+        err.print(f"[red]fail:[/red] {failing} findings of severity {fail_on.value} or higher")
+        raise typer.Exit(1)
+
+
+def _check_input(file: str) -> None:
+    """A clear error for an input that cannot be read (no traceback)."""
+    if file == "-":
+        return
+    path = Path(file)
+    if path.is_dir():
+        raise _fail(f"{file}: is a folder, not a file")
+    if not path.exists():
+        raise _fail(f"{file}: no such file")
+    try:
+        with path.open("rb"):
+            pass
+    except OSError as exc:
+        raise _fail(f"{file}: cannot read: {exc.strerror or exc}") from None
 
 
 def _print_summary(s: dict[str, object], out_dir: Path) -> None:
@@ -116,6 +202,7 @@ def _print_summary(s: dict[str, object], out_dir: Path) -> None:
     table.add_row("answers answered / abstained", f"{s['answered']} / {s['abstained']}")
     table.add_row("findings", str(s["findings"]))
     for key, label in (
+        ("findings_by_severity", "severity"),
         ("findings_by_category", "category"),
         ("findings_by_entity", "entity"),
         ("findings_by_direction", "direction"),
@@ -133,15 +220,25 @@ def _print_summary(s: dict[str, object], out_dir: Path) -> None:
     )
     for measure, est in s["estimates"].items():  # type: ignore[attr-defined]
         table.add_row(f"  est. rate {measure.replace('_', ' ')}", _estimate(est))
+    calls = s["judge_calls"]
+    if calls:
+        table.add_row(
+            "judge calls / failed / unverified claims",
+            f"{sum(calls.values())} / {s['judge_failures']} / {s['unverified_claims']}",  # type: ignore[attr-defined]
+        )
+    else:
+        table.add_row("judge calls", "no judge (--judge-url)")
     table.add_row("review items", str(s["review_items"]))
     table.add_row("evaluation-set cases", str(s["evalset_cases"]))
+    table.add_row("duplicate events skipped", str(s["duplicates"]))
+    table.add_row("answers held for the reorder window", str(s["held_answers"]))
     table.add_row("dead letters", str(s["dead_letters"]))
     for reason, n in s["dead_letters_by_reason"].items():  # type: ignore[attr-defined]
         table.add_row(f"  reason {reason}", str(n))
     out.print(table)
     out.print(
         f"outputs in {out_dir}/: findings.jsonl verdicts.jsonl review.jsonl evalset.jsonl "
-        "dead_letters.jsonl metrics.prom "
+        "dead_letters.jsonl estimates.json metrics.prom "
         "summary.json"
     )
 
@@ -154,9 +251,18 @@ def _pair(by_stratum: object) -> str:
 def _estimate(est: object) -> str:
     if not isinstance(est, dict):
         return "n/a"
-    point = est.get("estimate")
-    text = "n/a" if point is None else f"{point:.3f}"
-    return f"{text} [{est['lower']:.3f}, {est['upper']:.3f}]"
+    if not est.get("estimable"):
+        why = {
+            "no-answers": "no answers",
+            "unchecked-stratum": "answers counted, none checked",
+            "unchecked-always": "always-checked answers not checked",
+        }.get(str(est.get("not_estimable")), "")
+        return f"not estimable ({why})" if why else "not estimable"
+    text = f"{est['estimate']:.3f} [{est['lower']:.3f}, {est['upper']:.3f}]"
+    n_eff = est.get("effective_sample_size")
+    if est.get("method") == "korn-graubard" and n_eff is not None:
+        text += f" (n_eff {n_eff:.0f})"
+    return text
 
 
 @app.command()
@@ -171,8 +277,9 @@ def worker(
     from services.streaming.app import create_app
 
     settings = _settings(web_port=web_port)
-    if settings.uses_dev_key:
-        err.print("[yellow]warning:[/yellow] VIGIL_MEMORY_KEY is the development default; set it.")
+    _refuse_dev_keys(settings)
+    # Everything the worker writes (RocksDB state holds masked chat context) is private.
+    os.umask(0o077)
     try:
         partitions, found = resolve_partitions(settings)
     except PartitionsError as exc:
@@ -187,6 +294,31 @@ def worker(
     # worker's CPU). A service has no terminal to spin on.
     runner.spinner = None
     runner.execute_from_commandline()
+
+
+def _refuse_dev_keys(settings: Settings) -> None:
+    """Stop here when a key is one printed in Vigil's source or docs, unless allowed."""
+    from services.settings import dev_keys_in_use
+
+    try:
+        found = dev_keys_in_use(settings)
+    except Exception as exc:  # a malformed VIGIL_EVALSET_* setting
+        raise _fail(f"invalid settings: {exc}") from None
+    if not found:
+        return
+    names = ", ".join(found)
+    if settings.allow_dev_keys:
+        err.print(
+            f"[yellow]warning:[/yellow] {names}: development keys (VIGIL_ALLOW_DEV_KEYS=true); "
+            "never in production"
+        )
+        return
+    raise _fail(
+        f"{names}: a development key that anyone who read Vigil's source knows, so every keyed "
+        "hash of the conversation memory and every sample could be recomputed. Set each to a "
+        "long random secret (e.g. `openssl rand -hex 32`), or VIGIL_ALLOW_DEV_KEYS=true for a "
+        "test setup."
+    )
 
 
 @app.command()
@@ -280,6 +412,26 @@ def rules_test(
         f"{len(packs)} packs, {rules} rules, {total} examples: "
         f"{total - failed} passed, {failed} failed"
     )
+    from services.grounding.medical import LexiconError, load_lexicon
+    from services.grounding.medical.examples import run_lexicon_examples
+
+    try:
+        lexicon = load_lexicon(settings.grounding_lexicon_dir)
+    except LexiconError as exc:
+        raise _fail(str(exc)) from None
+    lex_total = lex_failed = 0
+    for ex in run_lexicon_examples(lexicon):
+        lex_total += 1
+        if not ex.ok:
+            lex_failed += 1
+            out.print(f"[red]FAIL[/red] {ex.file} {ex.entry}: {ex.text!r}: {ex.detail}")
+        elif verbose:
+            out.print(f"ok   {ex.file} {ex.entry}: {ex.text!r}")
+    out.print(
+        f"grounding lexicons, {lex_total} examples: {lex_total - lex_failed} passed, "
+        f"{lex_failed} failed"
+    )
+    failed += lex_failed
     if failed:
         raise typer.Exit(1)
 

@@ -12,14 +12,15 @@ from dataclasses import dataclass
 from prometheus_client import CollectorRegistry
 
 from schemas.events import ChatEvent
-from schemas.outputs import DeadLetter, Finding
-from schemas.verdicts import JudgeLabel
+from schemas.outputs import DeadLetter, DeadLetterReason, Finding
+from schemas.verdicts import JudgeLabel, MedicalContext
 from services.checking import GROUNDING_RULES, Checked, ClaimChecker
-from services.ingest import decode_event
+from services.ingest import DeadLetterPolicy, dead_letter, decode_event
 from services.metrics import VigilMetrics
 from services.rules import RuleEngine, load_packs, load_prompt_registry
+from services.rules.masking import mask
 from services.sampling import SampleDecision
-from services.screening import ConversationMemory, Screener
+from services.screening import VALUE_CATEGORIES, ConversationMemory, Screened, Screener
 from services.settings import Settings
 
 __all__ = ["Pipeline", "Processed"]
@@ -41,29 +42,64 @@ class Pipeline:
         self.settings = settings
         packs = load_packs([settings.rules_dir])
         prompts = load_prompt_registry(settings.prompts_file)
-        self.engine = RuleEngine(packs, prompts)
+        self.engine = RuleEngine(packs, prompts, phone_regions=settings.phone_regions)
         self.screener = Screener(self.engine, settings.key_bytes, settings.memory_limits)
         self.registry = registry if registry is not None else CollectorRegistry()
         self.checker = ClaimChecker(settings)
         rule_ids = [(r.id, r.category, r.severity) for r in self.engine.rules.values()]
         rule_ids += [(rid, i.category, i.severity) for rid, i in GROUNDING_RULES.items()]
         self.metrics = VigilMetrics(
-            self.registry, rule_ids=rule_ids, tenants=settings.metric_tenants
+            self.registry,
+            rule_ids=rule_ids,
+            tenants=settings.metric_tenants,
+            estimate_max_conversations=settings.estimate_max_conversations,
         )
+        self.dead_letters = DeadLetterPolicy(
+            keep_bytes=settings.dead_letter_keep_bytes,
+            key=settings.key_bytes,
+            redact=self.redact,
+            keep_raw=settings.dead_letter_raw,
+        )
+
+    def redact(self, text: str) -> str:
+        """``text`` with every personal or secret value the rules find replaced by its mask (as
+        in a finding's evidence). For text that is not a chat turn: dead letters."""
+        out, last = [], 0
+        for m in self.engine.scan(text, "user"):
+            if m.rule.category in VALUE_CATEGORIES and m.start >= last:
+                out += [
+                    text[last : m.start],
+                    mask(m.value, m.rule.mask, m.rule.entity, self.settings.key_bytes),
+                ]
+                last = m.end
+        out.append(text[last:])
+        return "".join(out)
 
     def decode(self, raw: bytes, source: str) -> ChatEvent | DeadLetter:
         return decode_event(
             raw,
             source=source,
             max_content_bytes=self.settings.max_content_bytes,
-            keep_bytes=self.settings.dead_letter_keep_bytes,
+            policy=self.dead_letters,
         )
+
+    def dead_letter(
+        self, raw: bytes, reason: DeadLetterReason, detail: str, source: str
+    ) -> DeadLetter:
+        """A dead letter for ``raw`` under this pipeline's policy, counted."""
+        dead = dead_letter(raw, reason, detail, source, self.dead_letters)
+        self.reject(dead)
+        return dead
 
     def screen(self, event: ChatEvent, memory: ConversationMemory | None) -> Processed:
         t0 = time.perf_counter()
         out = self.screener(event, memory)
-        self.metrics.observe_event(event, out.findings, out.abstained, time.perf_counter() - t0)
+        self.count(event, out, time.perf_counter() - t0)
         return Processed(event, out.findings, None, out.memory, out.abstained)
+
+    def count(self, event: ChatEvent, out: Screened, seconds: float) -> None:
+        """Count a screened event (the dataflow screens first, and counts what it keeps)."""
+        self.metrics.observe_event(event, out.findings, out.abstained, seconds)
 
     def decide(self, event: ChatEvent, findings: list[Finding]) -> SampleDecision | None:
         """Sampling decision for an assistant answer (counted into the population); else None."""
@@ -78,10 +114,12 @@ class Pipeline:
         decision: SampleDecision,
         judge_results: dict[str, JudgeLabel] | None = None,
         screened: list[Finding] | None = None,
+        context: MedicalContext | None = None,
     ) -> Checked:
-        """Run the claim checks on a sampled answer and count them."""
+        """Run the claim checks on a sampled answer and count them. ``context``: drugs and
+        population of the user's preceding turn (``checker.medical_context``), when kept."""
         t0 = time.perf_counter()
-        checked = self.checker.check(event, decision, judge_results, screened)
+        checked = self.checker.check(event, decision, judge_results, screened, context)
         self.metrics.observe_report(checked.report, time.perf_counter() - t0)
         for finding in checked.findings:
             self.metrics.observe_finding(finding)

@@ -15,18 +15,20 @@ from __future__ import annotations
 import json
 import os
 import sys
+import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, BinaryIO
+from typing import IO, BinaryIO, get_args
 
 from pydantic import BaseModel
 
 from schemas.evalset import EvalCase, FileSource
 from schemas.events import ChatEvent
+from schemas.outputs import Severity
 from schemas.review import ReviewItem
 from schemas.verdicts import GroundingReport, JudgeLabel
 from services.checking import judge_config
@@ -52,13 +54,37 @@ from services.pipeline import Pipeline
 from services.review.core import ReviewState, count_outcome
 from services.settings import Settings
 
-__all__ = ["ScanSummary", "iter_lines", "run_scan"]
+__all__ = [
+    "OUTPUT_FILES",
+    "SEVERITY_ORDER",
+    "ScanOutputError",
+    "ScanSummary",
+    "iter_lines",
+    "prepare_output",
+    "run_scan",
+]
 
 #: Kinds kept in memory in a scan (small per key, or few keys); the others are spilled.
-IN_MEMORY = frozenset({"memory", "review-caps", "alerts-window-counts", "alerts-detector"})
+IN_MEMORY = frozenset({"memory", "held", "review-caps", "alerts-window-counts", "alerts-detector"})
 #: Events between two expiry sweeps of the stores.
 SWEEP_EVERY = 5000
-_OUTPUT_FILES = {FINDINGS: "findings.jsonl", VERDICTS: "verdicts.jsonl", DLQ: "dead_letters.jsonl"}
+#: Every file a scan writes into its output folder. All are created readable by their owner
+#: only (most can hold masked chat content), and all are removed when a run starts, so a reused
+#: folder never mixes a past run's files (an old ``evalset-archive.jsonl``) with this one's.
+OUTPUT_FILES = (
+    "findings.jsonl",
+    "verdicts.jsonl",
+    "dead_letters.jsonl",
+    "review.jsonl",
+    "evalset.jsonl",
+    "evalset-archive.jsonl",
+    "estimates.json",
+    "metrics.prom",
+    "summary.json",
+)
+_CHANNEL_FILES = {FINDINGS: "findings.jsonl", VERDICTS: "verdicts.jsonl", DLQ: "dead_letters.jsonl"}
+#: Severities from lowest to highest (``vigil scan --fail-on``).
+SEVERITY_ORDER: tuple[Severity, ...] = get_args(Severity)
 #: Bytes one remembered value costs in memory (digest, timestamp, dict slot).
 _VALUE_COST = 120
 
@@ -75,8 +101,13 @@ class ScanSummary:
     findings_by_category: Counter[str] = field(default_factory=Counter)
     findings_by_entity: Counter[str] = field(default_factory=Counter)
     findings_by_direction: Counter[str] = field(default_factory=Counter)
+    findings_by_severity: Counter[str] = field(default_factory=Counter)
     dead_letters: int = 0
     dead_letters_by_reason: Counter[str] = field(default_factory=Counter)
+    #: Events skipped because an earlier line had the same event id.
+    duplicates: int = 0
+    #: Answers with a leak held for the reorder window (each released and counted later).
+    held_answers: int = 0
     answered: int = 0
     abstained: int = 0
     checks: int = 0
@@ -85,22 +116,35 @@ class ScanSummary:
     ungrounded_critical_claims: int = 0
     fabricated_citations: int = 0
     unsupported_citations: int = 0
+    #: Claims the judge was asked about and could not answer (down, timeout, malformed).
+    unverified_claims: int = 0
+    #: Judge calls by outcome (empty without a judge).
+    judge_calls: Counter[str] = field(default_factory=Counter)
     estimates: dict[str, object] = field(default_factory=dict)
     review_items: int = 0
     evalset_cases: int = 0
     review: Counter[str] = field(default_factory=Counter)
 
     def as_dict(self) -> dict[str, object]:
-        return {
+        out: dict[str, object] = {
             k: dict(sorted(v.items())) if isinstance(v, Counter) else v
             for k, v in vars(self).items()
         }
+        out["judge_failures"] = self.judge_failures
+        out["dead_letter_share"] = round(self.dead_letter_share, 6)
+        return out
 
     def count(self, step: Step) -> None:
         """Add what one record did."""
         if step.dead_letter is not None:
             self.dead_letters += 1
             self.dead_letters_by_reason[step.dead_letter.reason] += 1
+            return
+        if step.duplicate:
+            self.duplicates += 1
+            return
+        if step.held:
+            self.held_answers += 1
             return
         event = step.event
         if event is None:
@@ -115,6 +159,7 @@ class ScanSummary:
             self.findings_by_category[f.category] += 1
             self.findings_by_entity[f.entity] += 1
             self.findings_by_direction[f.direction] += 1
+            self.findings_by_severity[f.severity] += 1
         if step.report is not None:
             self._count_check(step.report)
         stats: dict[str, int] = {}
@@ -129,12 +174,59 @@ class ScanSummary:
         self.ungrounded_critical_claims += len(critical_claims(report))
         self.fabricated_citations += len(report.fabricated_citations)
         self.unsupported_citations += len(report.unsupported_citations)
+        self.unverified_claims += sum(c.judge == "unverified" for c in report.claims)
+
+    @property
+    def judge_failures(self) -> int:
+        """Judge calls that ended without a verdict (cached verdicts are answers)."""
+        return sum(n for outcome, n in self.judge_calls.items() if outcome not in ("ok", "cached"))
+
+    @property
+    def dead_letter_share(self) -> float:
+        """Dead letters among the non-blank lines."""
+        read = self.events + self.dead_letters
+        return self.dead_letters / read if read else 0.0
+
+    def findings_at_or_above(self, severity: Severity) -> int:
+        """Findings of ``severity`` or a higher one (``vigil scan --fail-on``)."""
+        above = SEVERITY_ORDER[SEVERITY_ORDER.index(severity) :]
+        return sum(self.findings_by_severity[s] for s in above)
 
 
 def iter_lines(stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
     """Yield ``(line_number, bytes)`` without the line ending; one line in memory at a time."""
     for number, line in enumerate(stream, start=1):
         yield number, line.rstrip(b"\r\n")
+
+
+class ScanOutputError(Exception):
+    """The output folder cannot be used (the message says which and why, for the user)."""
+
+
+def prepare_output(out_dir: Path) -> None:
+    """Make ``out_dir`` ready for a run: created (mode 0700) if missing, writable, and without
+    the files of a previous run. Raises :class:`ScanOutputError`."""
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ScanOutputError(f"--out {out_dir}: exists and is not a folder")
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError as exc:
+        raise ScanOutputError(
+            f"--out {out_dir}: cannot create the folder: {exc.strerror or exc}"
+        ) from None
+    try:
+        with tempfile.TemporaryFile(dir=out_dir):
+            pass
+        for name in OUTPUT_FILES:
+            (out_dir / name).unlink(missing_ok=True)
+    except IsADirectoryError as exc:
+        raise ScanOutputError(
+            f"--out {out_dir}: {Path(str(exc.filename)).name} is a folder, where the scan "
+            "writes a file"
+        ) from None
+    except OSError as exc:
+        why = exc.strerror or str(exc)
+        raise ScanOutputError(f"--out {out_dir}: cannot write there: {why}") from None
 
 
 def _private(path: Path) -> IO[str]:
@@ -153,16 +245,14 @@ class _Files:
         self._open: dict[str, IO[str]] = {}
         self.counts: Counter[str] = Counter()
 
-    def open(self, name: str, *, private: bool = False) -> IO[str]:
+    def open(self, name: str) -> IO[str]:
         fh = self._open.get(name)
         if fh is None:
-            path = self.out_dir / name
-            fh = _private(path) if private else open(path, "w", encoding="utf-8")  # noqa: SIM115
-            self._open[name] = self.stack.enter_context(fh)
+            fh = self._open[name] = self.stack.enter_context(_private(self.out_dir / name))
         return fh
 
-    def write(self, name: str, line: str, *, private: bool = False) -> None:
-        self.open(name, private=private).write(line + "\n")
+    def write(self, name: str, line: str) -> None:
+        self.open(name).write(line + "\n")
         self.counts[name] += 1
 
 
@@ -186,6 +276,8 @@ class _ScanRunner:
         s = self.stores
         self.st = PartitionState(
             memory=s["memory"],
+            events=s["events"],
+            held=s["held"],
             review=ReviewState(
                 items=s["review-items"], context=s["review-context"], caps=s["review-caps"]
             ),
@@ -218,15 +310,10 @@ class _ScanRunner:
 
     def route(self, emit: Emit) -> None:
         channel, value = emit.channel, emit.value
-        if channel in (FINDINGS, VERDICTS, DLQ):
-            name = {
-                FINDINGS: "findings.jsonl",
-                VERDICTS: "verdicts.jsonl",
-                DLQ: "dead_letters.jsonl",
-            }
+        if channel in _CHANNEL_FILES:
             data = encode(value)
             if data is not None:
-                self.files.write(name[channel], data.decode("utf-8"))
+                self.files.write(_CHANNEL_FILES[channel], data.decode("utf-8"))
         elif channel == SAMPLES:
             assert self.sampler is not None and self.flow.evalsets is not None
             msg = (
@@ -245,23 +332,19 @@ class _ScanRunner:
                 value if isinstance(value, EvalCase) else EvalCase.model_validate_json(_raw(value))
             )
             target = "evalset.jsonl" if channel == CASES else "evalset-archive.jsonl"
-            self.files.write(
-                target, json.dumps(case_record(case), ensure_ascii=False), private=True
-            )
+            self.files.write(target, json.dumps(case_record(case), ensure_ascii=False))
         else:
             raise ValueError(f"vigil scan has no route for channel {channel!r}")
 
     # ------------------------------------------------------------------ the end
 
-    def finish_evalsets(self, out_dir: Path) -> int:
+    def finish_evalsets(self) -> int:
         core, sampler, cases = self.flow.evalsets, self.sampler, self.st.cases
         self.flow.flush()
         if core is None or sampler is None or cases is None:
             return 0
         core.finish(sampler, cases, self.deliver)
-        self.files.open("evalset.jsonl", private=True)  # written even when empty
-        if not self.files.counts["evalset-archive.jsonl"]:
-            (out_dir / "evalset-archive.jsonl").unlink(missing_ok=True)  # none from a past run
+        self.files.open("evalset.jsonl")  # written even when empty
         return self.files.counts["evalset.jsonl"]
 
     def write_review(self) -> int:
@@ -320,12 +403,14 @@ def run_scan(
     Runs every stage of the dataflow (screening, the sampled claim checks with the judge when
     one is configured, review intake, eval-set sampling) and writes ``findings.jsonl``,
     ``verdicts.jsonl``, ``dead_letters.jsonl``, ``review.jsonl``, ``evalset.jsonl`` (and
-    ``evalset-archive.jsonl`` when periods retired), ``metrics.prom`` and ``summary.json``.
+    ``evalset-archive.jsonl`` when periods retired), ``estimates.json`` (the population rates,
+    :class:`~schemas.estimates.PopulationEstimates`), ``metrics.prom`` and ``summary.json``, each
+    mode 0600, after removing those of a previous run (:func:`prepare_output`).
     """
     flow = Dataflow(settings, clock="event", pipeline=pipeline)
     pipe = flow.pipeline
     jconf = judge_config(settings)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    prepare_output(out_dir)
     summary = ScanSummary()
     sources = [source] if isinstance(source, str) else list(source)
     if "-" in sources and len(sources) > 1:
@@ -356,17 +441,29 @@ def run_scan(
             step = flow.process(raw, src, runner.st, now=clock, judge=ask)
             if step.event is not None:
                 clock = max(clock, step.event.timestamp.timestamp())
-            runner.deliver(Effects(step.emits))
-            summary.count(step)
+            for done in step.chain():
+                runner.deliver(Effects(done.emits))
+                summary.count(done)
             since_sweep += 1
             if since_sweep >= SWEEP_EVERY:
+                for done in flow.release_held(runner.st, now=clock, judge=ask):
+                    runner.deliver(Effects(done.emits))
+                    summary.count(done)
                 runner.sweep()
                 since_sweep = 0
-        summary.evalset_cases = runner.finish_evalsets(out_dir)
+        # The end of the file: no late turn can come any more, every held answer is decided.
+        for done in flow.release_held(runner.st, now=clock, everything=True, judge=ask):
+            runner.deliver(Effects(done.emits))
+            summary.count(done)
+        summary.evalset_cases = runner.finish_evalsets()
         summary.review_items = runner.write_review()
-    summary.estimates = pipe.metrics.estimates()
-    (out_dir / "metrics.prom").write_bytes(pipe.metrics.exposition())
-    (out_dir / "summary.json").write_text(json.dumps(summary.as_dict(), indent=2) + "\n")
+        estimates = pipe.metrics.estimates()
+        summary.estimates = estimates.model_dump(mode="json")["measures"]
+        if jconf is not None:
+            summary.judge_calls = pipe.metrics.judge.counts()
+        files.open("estimates.json").write(estimates.model_dump_json(indent=2) + "\n")
+        files.open("metrics.prom").write(pipe.metrics.exposition().decode("utf-8"))
+        files.open("summary.json").write(json.dumps(summary.as_dict(), indent=2) + "\n")
     return summary
 
 

@@ -7,16 +7,33 @@ from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Literal
 
+import phonenumbers
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from schemas.events import DEFAULT_MAX_CONTENT_BYTES
+from services.estimation import DEFAULT_MAX_CONVERSATIONS
+from services.rules.validators import DEFAULT_PHONE_REGIONS
 from services.screening.memory import MemoryLimits
 
-__all__ = ["REPO_ROOT", "Settings"]
+__all__ = ["KNOWN_DEV_KEYS", "REPO_ROOT", "Settings", "dev_keys_in_use"]
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 _DEV_KEY = "vigil-development-key-change-me"
+#: Keys printed in Vigil's source, docs or an earlier docker-compose.yml: anyone who read them can
+#: recompute every keyed hash (conversation memory, masks, samples). ``vigil worker`` refuses
+#: them unless ``VIGIL_ALLOW_DEV_KEYS=true``. Compared after stripping and lower-casing.
+KNOWN_DEV_KEYS = frozenset(
+    {
+        _DEV_KEY,
+        "vigil-evalset-development-key-change-me",
+        "change-me-in-production",
+        "change-me",
+        "changeme",
+        "secret",
+        "",
+    }
+)
 
 
 class Settings(BaseSettings):
@@ -70,6 +87,9 @@ class Settings(BaseSettings):
     prompts_file: Path | None = REPO_ROOT / "rules" / "prompts.yaml"
     max_content_bytes: int = Field(default=DEFAULT_MAX_CONTENT_BYTES, ge=1, le=16 * 1024 * 1024)
     dead_letter_keep_bytes: int = Field(default=4096, ge=0)
+    #: Dead letters keep the raw bytes of the message (base64) besides the masked text. For
+    #: debugging a producer only: they hold chat content, personal data included, as it came.
+    dead_letter_raw: bool = False
     #: Secret for keyed hashes in conversation memory and hash masks. Set it in production.
     memory_key: SecretStr = SecretStr(_DEV_KEY)
     #: Values remembered per conversation, and for how long (also the TTL of a memory).
@@ -79,14 +99,37 @@ class Settings(BaseSettings):
     memory_max_conversations: int = Field(default=100_000, ge=1)
     #: Values ``vigil scan`` holds in memory in total (~120 bytes each: ~45 MiB by default).
     memory_max_total_values: int = Field(default=400_000, ge=1)
+    #: Idempotency by ``event_id``: a record whose event id an earlier record brought within this
+    #: window is skipped (``vigil_duplicate_events_total``), and how many ids are kept (per
+    #: partition in the worker, per run in a scan). The window is event time in a scan.
+    duplicate_window_seconds: float = Field(default=24 * 3600, gt=0)
+    duplicate_max_events: int = Field(default=1_000_000, ge=1)
+    #: Echo or leak by turn order: an answer with a leak is held this long (the runner's clock:
+    #: event time in a scan, wall time in the worker) for a late user turn to arrive, then
+    #: screened again; 0 holds nothing. At most ``reorder_max_held`` answers per conversation
+    #: and ``reorder_max_held_total`` per partition (per run in a scan) are held at once.
+    reorder_window_seconds: float = Field(default=10.0, ge=0)
+    reorder_max_held: int = Field(default=16, ge=1, le=256)
+    reorder_max_held_total: int = Field(default=10_000, ge=1)
     # Sampled claim checks (SPEC §5)
     #: Share of answers without medical or high/critical findings that are checked.
     sample_rate: float = Field(default=0.1, ge=0.0, le=1.0)
     #: Key of the per-conversation sampling hash; whoever knows it can predict the sample.
     sample_key: SecretStr = SecretStr(_DEV_KEY)
+    #: Sampled conversations whose checked-answer counts each rate estimate keeps (the design
+    #: effect of whole-conversation sampling needs them); the least recently checked go first.
+    #: Two integers each, for the lifetime of the worker or scan.
+    estimate_max_conversations: int = Field(default=DEFAULT_MAX_CONVERSATIONS, ge=1)
     facts_dir: Path = REPO_ROOT / "rules" / "facts"
     extractors_dir: Path = REPO_ROOT / "rules" / "extractors"
     support_threshold: float | None = Field(default=None, ge=0.0, le=1.0)
+    #: Medical lexicons of the claim reader (drugs, populations, cue phrases).
+    grounding_lexicon_dir: Path = REPO_ROOT / "rules" / "grounding"
+    #: Prepared retrieved passages kept between answers (LRU, per process): bounded in entries
+    #: and in estimated bytes, each kept at most ``grounding_cache_ttl_seconds``.
+    grounding_cache_entries: int = Field(default=4096, ge=0, le=1_000_000)
+    grounding_cache_bytes: int = Field(default=64 * 1024 * 1024, ge=0)
+    grounding_cache_ttl_seconds: float = Field(default=3600.0, gt=0)
     #: Agent concurrency of the claim-check agent (screening always runs at 1; see app.py).
     check_concurrency: int = Field(default=1, ge=1, le=64)
     judge_url: str | None = None
@@ -97,10 +140,19 @@ class Settings(BaseSettings):
     judge_max_retries: int = Field(default=2, ge=0, le=10)
     judge_max_concurrency: int = Field(default=8, ge=1, le=256)
 
+    #: Regions whose phone numbers in national form are found (ISO 3166 codes, comma-separated):
+    #: NL, VN, GB and US have rules of their own, any other region is left to phonenumbers
+    #: (rule ``pii.phone_national``). International numbers (+ or 00) are found for every region.
+    phone_regions: Annotated[list[str], NoDecode] = Field(
+        default_factory=lambda: list(DEFAULT_PHONE_REGIONS), min_length=1
+    )
+    #: Let ``vigil worker`` start with a key from :data:`KNOWN_DEV_KEYS` (tests, demos).
+    allow_dev_keys: bool = False
+
     #: Tenants that get their own metric label; every other tenant is counted as ``other``.
     metric_tenants: Annotated[list[str], NoDecode] = Field(default_factory=list)
 
-    @field_validator("metric_tenants", mode="before")
+    @field_validator("metric_tenants", "phone_regions", mode="before")
     @classmethod
     def _split(cls, value: object) -> object:
         """Comma-separated (``a,b``) or a JSON list (``["a","b"]``)."""
@@ -110,6 +162,15 @@ class Settings(BaseSettings):
             return [v.strip() for v in value.split(",") if v.strip()]
         return value
 
+    @field_validator("phone_regions")
+    @classmethod
+    def _regions(cls, value: list[str]) -> list[str]:
+        upper = [v.upper() for v in value]
+        unknown = sorted(set(upper) - phonenumbers.SUPPORTED_REGIONS)
+        if unknown:
+            raise ValueError(f"not phone regions phonenumbers knows: {', '.join(unknown)}")
+        return list(dict.fromkeys(upper))
+
     @property
     def key_bytes(self) -> bytes:
         return self.memory_key.get_secret_value().encode("utf-8")
@@ -118,13 +179,27 @@ class Settings(BaseSettings):
     def sample_key_bytes(self) -> bytes:
         return self.sample_key.get_secret_value().encode("utf-8")
 
-    @property
-    def uses_dev_key(self) -> bool:
-        return self.memory_key.get_secret_value() == _DEV_KEY
-
     @cached_property
     def memory_limits(self) -> MemoryLimits:
         return MemoryLimits(
             max_values=self.memory_max_values,
             max_age_seconds=self.memory_max_age_seconds,
         )
+
+
+def dev_keys_in_use(settings: Settings) -> list[str]:
+    """The ``VIGIL_*`` key settings that hold a known development key (:data:`KNOWN_DEV_KEYS`)."""
+    from services.evalsets.settings import EvalsetSettings
+
+    evalset = EvalsetSettings()
+    keys = {
+        "VIGIL_MEMORY_KEY": settings.memory_key,
+        "VIGIL_SAMPLE_KEY": settings.sample_key,
+    }
+    if evalset.enabled:
+        keys["VIGIL_EVALSET_KEY"] = evalset.key
+    return [
+        name
+        for name, key in keys.items()
+        if key.get_secret_value().strip().lower() in KNOWN_DEV_KEYS
+    ]

@@ -325,6 +325,26 @@ def probe(bootstrap: str, timeout_s: float = 3.0) -> bool:
                 admin.close()
 
 
+def nothing_listens(bootstrap: str, timeout_s: float = 2.0) -> str | None:
+    """Why no address of ``bootstrap`` accepts a TCP connection, or ``None`` when one does.
+
+    A broker that is still starting accepts connections (or is about to: then ``wait_ready``
+    waits for it); an address where the connection is refused, or whose name does not resolve,
+    has no broker to wait for.
+    """
+    reasons = []
+    for address in (a.strip() for a in bootstrap.split(",") if a.strip()):
+        host, _, port = address.rpartition(":")
+        try:
+            with socket.create_connection((host.strip("[]") or HOST, int(port)), timeout_s):
+                return None
+        except TimeoutError:
+            return None  # a filtered port or a slow host: not provably gone, let the probe wait
+        except (OSError, ValueError) as exc:
+            reasons.append(f"{address}: {getattr(exc, 'strerror', None) or exc}")
+    return "; ".join(reasons) or "no address"
+
+
 def wait_ready(
     bootstrap: str,
     timeout_s: float = READY_TIMEOUT_S,
@@ -664,6 +684,15 @@ def start(
     _admin_client_class()  # fail before starting anything if kafka-python is missing
     external = os.environ.get(ENV_BOOTSTRAP)
     if external:
+        unreachable = nothing_listens(external)
+        if unreachable:
+            raise LauncherError(
+                f"{ENV_BOOTSTRAP}={external} is set, but nothing listens there ({unreachable}). "
+                "It is probably left from an earlier "
+                '`eval "export $(python deploy/kafka/launcher.py start)"` whose broker has '
+                f"stopped. Run `unset {ENV_BOOTSTRAP}` and start again for a local broker, or "
+                "point it at a broker that runs."
+            )
         if not wait_ready(external, timeout_s):
             raise LauncherError(
                 f"{ENV_BOOTSTRAP}={external} is set but no broker answered there within "

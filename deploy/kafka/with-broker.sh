@@ -9,6 +9,8 @@ py="${VIGIL_PYTHON:-$(dirname "$1")/python}"
 [ -x "$py" ] || py=python3
 if [ -n "${VIGIL_KAFKA_BOOTSTRAP:-}" ]; then
   echo "with-broker: using VIGIL_KAFKA_BOOTSTRAP=$VIGIL_KAFKA_BOOTSTRAP"
+  # Fails at once, saying how, when nothing listens there (a stale variable).
+  "$py" "$here/launcher.py" start --state-dir "$state" >/dev/null
   exec "$@"
 fi
 "$py" "$here/launcher.py" start --state-dir "$state"

@@ -2,10 +2,11 @@
 
 For each input record::
 
-    decode ─▶ screen ─▶ sampling decision ─▶ claim check ─▶ review intake
-      │          │                              (sampled)      eval-set sample
-      ▼          ▼                                             detector windows
-     dlq      findings                      verdicts, findings
+    decode ─▶ skip a repeated ─▶ screen ─▶ sampling decision ─▶ claim check ─▶ review intake
+      │       event id             │  │                        (sampled)      eval-set sample
+      ▼                            │  ▼                                       detector windows
+     dlq          hold an answer ◀─┘ findings                 verdicts, findings
+                  with a leak for the reorder window (released: screened again, and on)
 
 :class:`Dataflow` holds the stages (:class:`~services.pipeline.Pipeline` for decode, screening,
 sampling and the check; :class:`~services.review.core.ReviewCore`;
@@ -29,6 +30,7 @@ The judge itself is I/O: the runner asks it (``judge_requests``) and passes its 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -36,14 +38,14 @@ from typing import Literal
 
 from prometheus_client import CollectorRegistry
 
-from schemas.evalset import SourceRef
 from schemas.events import ChatEvent
 from schemas.outputs import DeadLetter, Finding
 from schemas.verdicts import GroundingReport, JudgeLabel
 from services.alerting.core import WindowCounter, alerting_specs
 from services.alerting.settings import AlertingSettings
 from services.checking import CheckRequest
-from services.dataflow.records import Emit
+from services.dataflow.records import Emit, Source
+from services.dataflow.reorder import HELD, Reorder, held_spec
 from services.dataflow.state import KeyedStore, StateSpec
 from services.evalsets.core import EvalsetCore, evalset_specs
 from services.evalsets.settings import EvalsetSettings
@@ -73,21 +75,19 @@ CHECKS = "checks"
 
 #: Kinds whose keys must outlive a scan (written at its end); the scan applies only their bound.
 KEPT_TO_END = frozenset({"review-items", "evalset-cases", "evalset-sampler"})
-#: JSON of one remembered value: a 32-hex digest and a float.
-_MEMORY_VALUE_BYTES = 64
+#: JSON of one remembered value: a 32-hex digest, the time, the turn and the rule id.
+_MEMORY_VALUE_BYTES = 64 + 8 + 72
+#: JSON of one held answer in the memory: its event id (at most 256 characters) and due time.
+_HELD_ENTRY_BYTES = 300
 
 
-@dataclass(frozen=True, slots=True)
-class Source:
-    """Where a record came from: ``label`` for logs and dead letters, the partition and offset
-    (a line number in a file), and the reference eval-set cases keep."""
+class _Unread:
+    """A memory argument not given: read it from the store."""
 
-    label: str
-    partition: int = 0
-    offset: int = 0
-    ref: SourceRef | None = None
-    #: The record's key (a dead letter keeps it).
-    key: bytes | None = None
+
+UNREAD = _Unread()
+#: The position of a record (a Kafka offset or a line number), as ASCII digits.
+_EVENT_MARK_BYTES = 24
 
 
 @dataclass(slots=True)
@@ -98,9 +98,17 @@ class PartitionState:
     review: ReviewState
     cases: KeyedStore | None = None
     counts: KeyedStore | None = None
+    #: Event ids seen within the duplicate window (:meth:`Dataflow.events_spec`).
+    events: KeyedStore | None = None
+    #: Answers held for the reorder window (:mod:`services.dataflow.reorder`).
+    held: KeyedStore | None = None
 
     def stores(self) -> Iterator[KeyedStore]:
         yield self.memory
+        if self.events is not None:
+            yield self.events
+        if self.held is not None:
+            yield self.held
         yield from self.review.stores()
         if self.cases is not None:
             yield self.cases
@@ -127,6 +135,28 @@ class Step:
     #: Set by the deferred composition: the request handed to the claim-check agent.
     request: CheckRequest | None = None
     review: list[ReviewOutcome] = field(default_factory=list)
+    #: The record repeats the event id of an earlier record (skipped, nothing emitted).
+    duplicate: bool = False
+    #: The answer is held for the reorder window (screened again when released).
+    held: bool = False
+    #: Held answers of the conversation this record released, each a step of its own.
+    released: list[Step] = field(default_factory=list)
+
+    def chain(self) -> Iterator[Step]:
+        """This step and every step it released, in order (what a runner delivers and counts)."""
+        yield self
+        for step in self.released:
+            yield from step.chain()
+
+
+@dataclass(frozen=True, slots=True)
+class _Taken:
+    """A record taken for screening (:meth:`Dataflow._take`)."""
+
+    event: ChatEvent
+    now: float
+    released: list[Step]
+    memory: ConversationMemory | _Unread | None
 
 
 class Dataflow:
@@ -173,7 +203,12 @@ class Dataflow:
             if ac.enabled and clock == "wall"
             else None
         )
-        self.specs: dict[str, StateSpec] = {"memory": self.memory_spec(settings)}
+        self.reorder = Reorder(settings)
+        self.specs: dict[str, StateSpec] = {
+            "memory": self.memory_spec(settings),
+            "events": self.events_spec(settings),
+            HELD: held_spec(settings),
+        }
         self.specs.update(review_specs(self.review_settings, policy))
         if self.evalsets is not None:
             self.specs.update(evalset_specs(es))
@@ -186,11 +221,40 @@ class Dataflow:
             kind="memory",
             max_entries=settings.memory_max_conversations,
             ttl_seconds=settings.memory_max_age_seconds,
-            max_value_bytes=32 + settings.memory_max_values * _MEMORY_VALUE_BYTES,
+            max_value_bytes=48
+            + settings.memory_max_values * _MEMORY_VALUE_BYTES
+            + settings.reorder_max_held * _HELD_ENTRY_BYTES,
             description="Keyed hashes of the values users gave in their own turns.",
         )
 
+    @staticmethod
+    def events_spec(settings: Settings) -> StateSpec:
+        return StateSpec(
+            kind="events",
+            max_entries=settings.duplicate_max_events,
+            ttl_seconds=settings.duplicate_window_seconds,
+            max_value_bytes=_EVENT_MARK_BYTES,
+            description="Event ids seen, each with the position of the record that brought it.",
+        )
+
     # ------------------------------------------------------------------ helpers
+
+    def _duplicate(self, event: ChatEvent, st: PartitionState, source: Source) -> Step | None:
+        """A :class:`Step` that skips ``event`` when an earlier record brought the same event id
+        within the duplicate window; ``None`` to process it. The same record read again (a
+        redelivery after a crash: same position) is not a duplicate: it is processed as before,
+        and every stage is idempotent for it."""
+        if st.events is None:
+            return None
+        mark = str(source.offset).encode()
+        first = st.events.get(event.event_id)
+        if first is None:
+            st.events[event.event_id] = mark
+            return None
+        if first == mark:
+            return None
+        self.pipeline.metrics.observe_duplicate()
+        return Step(duplicate=True)
 
     def _at(self, event: ChatEvent, now: float) -> datetime:
         return event.timestamp if self.clock == "event" else datetime.fromtimestamp(now, UTC)
@@ -202,19 +266,115 @@ class Dataflow:
             return Step([Emit(DLQ, source.key, decoded)], dead_letter=decoded)
         return decoded
 
-    def _screen(self, event: ChatEvent, st: PartitionState, step: Step) -> None:
+    def _screen(
+        self,
+        event: ChatEvent,
+        st: PartitionState,
+        step: Step,
+        source: Source,
+        now: float,
+        *,
+        released: bool = False,
+        memory: ConversationMemory | _Unread | None = UNREAD,
+    ) -> bool:
+        """Screen ``event`` into ``step``; ``False`` when it is an answer with a leak now held
+        for the reorder window (nothing more to do with it until it is released). ``memory``:
+        the conversation's memory when the caller has just read it."""
         cid = event.conversation_id
-        raw = st.memory.get(cid)
-        before = ConversationMemory.model_validate_json(raw) if raw else None
-        out = self.pipeline.screen(event, before)
-        if out.memory is not None and out.memory is not before:
-            st.memory[cid] = out.memory.model_dump_json().encode()
+        before = self._memory(st, cid) if isinstance(memory, _Unread) else memory
+        t0 = time.perf_counter()
+        out = self.pipeline.screener(event, before)
+        seconds = time.perf_counter() - t0
+        memory = out.memory
+        if not released and any(f.direction == "leak" for f in out.findings):
+            holding = self.reorder.hold(event, before, st.held, source, now)
+            if holding is not None:
+                st.memory[cid] = holding.model_dump_json().encode()
+                self.pipeline.metrics.observe_held()
+                step.held = True
+                return False
+        if released and memory is not None and event.event_id in memory.held:
+            memory = memory.with_held(
+                {eid: entry for eid, entry in memory.held.items() if eid != event.event_id}
+            )
+        if memory is not None and memory is not before:
+            st.memory[cid] = memory.model_dump_json().encode()
+        self.pipeline.count(event, out, seconds)
         step.event = event
         step.abstained = out.abstained
         step.findings = list(out.findings)
         key = cid.encode()
         step.emits += [Emit(FINDINGS, key, f) for f in out.findings]
         step.decision = self.pipeline.decide(event, out.findings)
+        return True
+
+    @staticmethod
+    def _memory(st: PartitionState, conversation_id: str) -> ConversationMemory | None:
+        raw = st.memory.get(conversation_id)
+        return ConversationMemory.load(raw) if raw else None
+
+    def _release(
+        self,
+        conversation_id: str,
+        st: PartitionState,
+        now: float,
+        run: Callable[[ChatEvent, Source], Step],
+        *,
+        everything: bool = False,
+        next_turn: int | None = None,
+        memory: ConversationMemory | _Unread | None = UNREAD,
+    ) -> list[Step]:
+        """Release the conversation's held answers that are due, or before ``next_turn``, or
+        all of them (``everything``), each run through ``run`` as if it arrived now."""
+        if st.held is None:
+            return []
+        if isinstance(memory, _Unread):
+            memory = self._memory(st, conversation_id)
+        due = self.reorder.due(memory, now, everything=everything, next_turn=next_turn)
+        steps = []
+        for event_id in due:
+            found = self.reorder.take(st.held, conversation_id, event_id)
+            if found is None:  # gone from the store: only its entry in the memory is left
+                raw = st.memory.get(conversation_id)
+                if raw:
+                    mem = ConversationMemory.load(raw)
+                    rest = {e: d for e, d in mem.held.items() if e != event_id}
+                    st.memory[conversation_id] = mem.with_held(rest).model_dump_json().encode()
+                continue
+            steps.append(run(*found))
+        return steps
+
+    def release_held(
+        self,
+        st: PartitionState,
+        *,
+        now: float,
+        deferred: bool = False,
+        everything: bool = False,
+        judge: Callable[[ChatEvent], dict[str, JudgeLabel]] | None = None,
+    ) -> list[Step]:
+        """Release every held answer of the partition (or run) that is due, or all of them
+        (``everything``: the end of a scan). The runners call this at their sweeps."""
+        if st.held is None or not len(st.held):
+            return []
+        steps: list[Step] = []
+        for cid in self.reorder.conversations(st.held):
+            steps += self._release(
+                cid, st, now, self._runner(st, now, deferred, judge), everything=everything
+            )
+        return steps
+
+    def _runner(
+        self,
+        st: PartitionState,
+        now: float,
+        deferred: bool,
+        judge: Callable[[ChatEvent], dict[str, JudgeLabel]] | None,
+    ) -> Callable[[ChatEvent, Source], Step]:
+        """How a released answer is processed: as the runner processes records."""
+        if deferred:
+            return lambda event, source: self._deferred(event, source, st, now, released=True)
+        return lambda event, source: self._inline(event, source, st, now, judge, released=True)
 
     def _count(
         self,
@@ -223,6 +383,8 @@ class Dataflow:
         st: PartitionState,
         source: Source,
         now: float,
+        *,
+        released: bool = False,
     ) -> None:
         if self.counter is not None and st.counts is not None:
             self.counter.count(
@@ -230,7 +392,7 @@ class Dataflow:
                 findings,
                 st.counts,
                 partition=source.partition,
-                offset=source.offset,
+                offset=None if released else source.offset,
                 now=now,
             )
 
@@ -251,12 +413,61 @@ class Dataflow:
     ) -> Step:
         """Every stage for one record, the check inline (see the module docstring). ``judge``
         asks the judge about a sampled answer's claims (``vigil scan`` with a judge)."""
+        taken = self._take(raw, source, st, now, deferred=False, judge=judge)
+        if isinstance(taken, Step):
+            return taken
+        step = self._inline(taken.event, source, st, taken.now, judge, memory=taken.memory)
+        step.released = taken.released
+        return step
+
+    def _take(
+        self,
+        raw: bytes,
+        source: Source,
+        st: PartitionState,
+        now: float,
+        *,
+        deferred: bool,
+        judge: Callable[[ChatEvent], dict[str, JudgeLabel]] | None,
+    ) -> Step | _Taken:
+        """What both compositions do before screening: decode (or a dead letter), skip a
+        repeated event id, release the conversation's held answers that must go first."""
         decoded = self._decode(raw, source)
         if isinstance(decoded, Step):
             return decoded
         event = decoded
+        skipped = self._duplicate(event, st, source)
+        if skipped is not None:
+            return skipped
+        if self.clock == "event":  # the event's own time counts: the scan's clock follows it
+            now = max(now, event.timestamp.timestamp())
+        # Held answers first: a user turn after the window must not make them echoes, and a
+        # later turn must come after them. The memory is read once when nothing is released.
+        memory = self._memory(st, event.conversation_id)
+        released = self._release(
+            event.conversation_id,
+            st,
+            now,
+            self._runner(st, now, deferred, judge),
+            next_turn=event.turn_index,
+            memory=memory,
+        )
+        return _Taken(event, now, released, UNREAD if released else memory)
+
+    def _inline(
+        self,
+        event: ChatEvent,
+        source: Source,
+        st: PartitionState,
+        now: float,
+        judge: Callable[[ChatEvent], dict[str, JudgeLabel]] | None,
+        *,
+        released: bool = False,
+        memory: ConversationMemory | _Unread | None = UNREAD,
+    ) -> Step:
         step = Step()
-        self._screen(event, st, step)
+        if not self._screen(event, st, step, source, now, released=released, memory=memory):
+            return step
         screened = list(step.findings)
         decision = step.decision
         if decision is not None and decision.sampled:
@@ -267,7 +478,7 @@ class Dataflow:
             key = event.conversation_id.encode()
             step.emits.append(Emit(VERDICTS, key, checked.report))
             step.emits += [Emit(FINDINGS, key, f) for f in checked.findings]
-        self._after(event, step, st, source, now, screened=screened)
+        self._after(event, step, st, source, now, screened=screened, released=released)
         return step
 
     def _after(
@@ -282,6 +493,7 @@ class Dataflow:
         check: Literal["pending", "done"] | None = None,
         remember: bool = True,
         first: bool = True,
+        released: bool = False,
     ) -> None:
         outcome = self.review.observe(
             event,
@@ -306,7 +518,7 @@ class Dataflow:
                 check=check,
             )
         if first:
-            self._count(event, screened, st, source, now)
+            self._count(event, screened, st, source, now, released=released)
 
     # ------------------------------------------------------------------ deferred
 
@@ -315,17 +527,30 @@ class Dataflow:
     ) -> Step:
         """Screening and its hooks; a sampled answer becomes a :class:`CheckRequest` on the
         ``checks`` channel (for :meth:`check_deferred`)."""
-        decoded = self._decode(raw, source)
-        if isinstance(decoded, Step):
-            return decoded
-        event = decoded
+        taken = self._take(raw, source, st, now, deferred=True, judge=None)
+        if isinstance(taken, Step):
+            return taken
+        step = self._deferred(taken.event, source, st, taken.now, memory=taken.memory)
+        step.released = taken.released
+        return step
+
+    def _deferred(
+        self,
+        event: ChatEvent,
+        source: Source,
+        st: PartitionState,
+        now: float,
+        *,
+        released: bool = False,
+        memory: ConversationMemory | _Unread | None = UNREAD,
+    ) -> Step:
         step = Step()
-        self._screen(event, st, step)
+        if not self._screen(event, st, step, source, now, released=released, memory=memory):
+            return step
         screened = list(step.findings)
         sampled = step.decision is not None and step.decision.sampled
-        self._after(
-            event, step, st, source, now, screened=screened, check="pending" if sampled else None
-        )
+        check: Literal["pending"] | None = "pending" if sampled else None
+        self._after(event, step, st, source, now, screened=screened, check=check, released=released)
         if sampled and step.decision is not None:
             request = CheckRequest(event=event, decision=step.decision, findings=screened)
             step.request = request

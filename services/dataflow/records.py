@@ -18,7 +18,22 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel
 
-__all__ = ["Effects", "Emit", "encode"]
+from schemas.evalset import SourceRef
+
+__all__ = ["Effects", "Emit", "Source", "encode"]
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """Where a record came from: ``label`` for logs and dead letters, the partition and offset
+    (a line number in a file), and the reference eval-set cases keep."""
+
+    label: str
+    partition: int = 0
+    offset: int = 0
+    ref: SourceRef | None = None
+    #: The record's key (a dead letter keeps it).
+    key: bytes | None = None
 
 
 @dataclass(slots=True)

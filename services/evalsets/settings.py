@@ -85,10 +85,6 @@ class EvalsetSettings(BaseSettings):
     def secret(self) -> bytes:
         return self.key.get_secret_value().encode("utf-8")
 
-    @property
-    def uses_dev_key(self) -> bool:
-        return self.key.get_secret_value() == DEV_EVALSET_KEY
-
     def config(self) -> EvalsetConfig:
         """The sampler configuration these settings describe."""
         base: dict[FlagStratum, int] = (

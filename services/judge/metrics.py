@@ -8,6 +8,8 @@ open circuit make no request, so they are counted but not timed.
 
 from __future__ import annotations
 
+from collections import Counter as Counter_
+
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
 from services.judge.result import OUTCOMES, JudgeResult
@@ -34,6 +36,15 @@ class JudgeMetrics:
         )
         for outcome in OUTCOMES:
             self.calls.labels(outcome=outcome)
+
+    def counts(self) -> Counter_[str]:
+        """Calls so far by outcome (the outcomes with at least one call)."""
+        out: Counter_[str] = Counter_()
+        for metric in self.calls.collect():
+            for sample in metric.samples:
+                if sample.name.endswith("_total") and sample.value:
+                    out[sample.labels["outcome"]] += int(sample.value)
+        return out
 
     def observe(self, result: JudgeResult) -> None:
         self.calls.labels(outcome=result.outcome).inc()

@@ -17,9 +17,13 @@ import re2
 from schemas.events import Role
 from services.rules.pack import Pattern, Rule, RulePack
 from services.rules.prompts import PromptRegistry, word_list, words
-from services.rules.validators import VALIDATORS
+from services.rules.validators import DEFAULT_PHONE_REGIONS, VALIDATORS
 
-__all__ = ["Match", "RuleEngine"]
+__all__ = ["CONFIGURED_REGIONS", "Match", "RuleEngine", "with_phone_regions"]
+
+#: ``validator_args: {regions: configured}``: the configured phone regions that no rule of its
+#: own covers (``pii.phone_national``).
+CONFIGURED_REGIONS = "configured"
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,18 +52,59 @@ def _applies(rule: Rule, role: str, language: str | None) -> bool:
     return language is None or "*" in rule.languages or language in rule.languages
 
 
-class RuleEngine:
-    """Compiled rule packs plus the prompt registry; :meth:`scan` is a pure function."""
+def with_phone_regions(rules: Sequence[Rule], regions: Iterable[str]) -> list[Rule]:
+    """The rules that apply with national phone numbers of ``regions`` (``VIGIL_PHONE_REGIONS``).
 
-    def __init__(self, packs: Sequence[RulePack], prompts: PromptRegistry | None = None) -> None:
+    A ``phone`` rule that names its regions (``pii.phone_nl``: ``[NL]``) stays when one of them
+    is configured and is dropped otherwise; a rule with ``regions: configured`` gets the
+    configured regions that no such rule covers, and is dropped when none is left. Other rules
+    (international numbers, every other entity) are unaffected.
+    """
+    wanted = set(regions)
+    own: set[str] = set()
+    kept = []
+    for rule in rules:
+        named = rule.validator_args.get("regions") if rule.validator == "phone" else None
+        if isinstance(named, list):
+            if not wanted & set(named):
+                continue
+            own |= set(named)
+        kept.append(rule)
+    out = []
+    for rule in kept:
+        if rule.validator == "phone" and rule.validator_args.get("regions") == CONFIGURED_REGIONS:
+            rest = sorted(wanted - own)
+            if not rest:
+                continue
+            args = {**rule.validator_args, "regions": rest}
+            rule = rule.model_copy(update={"validator_args": args})
+        out.append(rule)
+    return out
+
+
+class RuleEngine:
+    """Compiled rule packs plus the prompt registry; :meth:`scan` is a pure function.
+
+    ``phone_regions``: the regions whose national-form phone numbers are found (default NL, VN,
+    GB, US; see :func:`with_phone_regions`).
+    """
+
+    def __init__(
+        self,
+        packs: Sequence[RulePack],
+        prompts: PromptRegistry | None = None,
+        *,
+        phone_regions: Iterable[str] = DEFAULT_PHONE_REGIONS,
+    ) -> None:
         self.packs = list(packs)
         self.prompts = prompts or PromptRegistry()
+        self.phone_regions = tuple(phone_regions)
         self.rules: dict[str, Rule] = {}
-        for pack in self.packs:
-            for rule in pack.rules:
-                if rule.id in self.rules:
-                    raise ValueError(f"duplicate rule id {rule.id!r}")
-                self.rules[rule.id] = rule
+        every = [rule for pack in self.packs for rule in pack.rules]
+        for rule in with_phone_regions(every, self.phone_regions):
+            if rule.id in self.rules:
+                raise ValueError(f"duplicate rule id {rule.id!r}")
+            self.rules[rule.id] = rule
         self._matchers: list[_Matcher] = []
         # The Set's DFA holds the states of every pattern at once. With RE2's default budget
         # (8 MiB) 64 KiB of random digits and separators makes it reset its state cache again

@@ -23,7 +23,10 @@ from stdnum.us import ssn
 
 from services.rules.refdata import VN_PROVINCE_CODES
 
-__all__ = ["VALIDATORS", "Validator", "register"]
+__all__ = ["DEFAULT_PHONE_REGIONS", "VALIDATORS", "Validator", "register"]
+
+#: Regions whose numbers in national form are found by default (``VIGIL_PHONE_REGIONS``).
+DEFAULT_PHONE_REGIONS = ("NL", "VN", "GB", "US")
 
 Validator = Callable[[str, Mapping[str, Any]], bool]
 VALIDATORS: dict[str, Validator] = {}
@@ -102,14 +105,20 @@ def _vn_cccd(value: str, args: Mapping[str, Any]) -> bool:
 def _phone(value: str, args: Mapping[str, Any]) -> bool:
     """A valid phone number (phonenumbers) for one of ``args['regions']``, or in international
     form: ``+`` or ``00`` (the ITU international prefix, dialled from most countries) and a
-    country code, valid for whatever country that is."""
+    country code, valid for whatever country that is.
+
+    ``strict_grouping: true`` also requires the digits to be grouped as the region writes its
+    numbers (phonenumbers' ``Leniency.STRICT_GROUPING``): ``030 1234567`` is a Berlin number,
+    the date ``06-03-2024`` is not, though its digits are valid in Germany.
+    """
     value = value.strip()
     bare = value.lstrip("( ")  # "(+31) 6 1234 5678"
     international = bare.startswith(("+", "00"))
     if bare.startswith("00"):
         value = "+" + bare[2:]
-    regions = args.get("regions") or ["NL", "VN", "GB", "US"]
+    regions = args.get("regions") or DEFAULT_PHONE_REGIONS
     candidates = [None] if international else list(regions)
+    strict = bool(args.get("strict_grouping"))
     for region in candidates:
         try:
             number = phonenumbers.parse(value, region)
@@ -117,11 +126,22 @@ def _phone(value: str, args: Mapping[str, Any]) -> bool:
             continue
         if phonenumbers.is_valid_number(number):
             allowed = args.get("regions")
-            if international or not allowed:
-                return True
-            if phonenumbers.region_code_for_number(number) in allowed:
-                return True
+            if not (international or not allowed) and (
+                phonenumbers.region_code_for_number(number) not in allowed
+            ):
+                continue
+            if strict and not _grouped_as_written(value, region):
+                continue
+            return True
     return False
+
+
+def _grouped_as_written(value: str, region: str | None) -> bool:
+    """Whether phonenumbers finds ``value``, whole, with the region's own digit grouping."""
+    matcher = phonenumbers.PhoneNumberMatcher(
+        value, region or "ZZ", leniency=phonenumbers.Leniency.STRICT_GROUPING
+    )
+    return any(m.start == 0 and m.end == len(value) for m in matcher)
 
 
 @register("ipv4")

@@ -154,7 +154,9 @@ def create_topics(
         *extra,
     ]
     compacted = set(changelog_topics(settings)) | own_compacted
-    names += sorted(compacted)
+    # Each name once: a compacted feature topic is in both lists, and a second create of a
+    # topic made a moment before would report it as "exists".
+    names = list(dict.fromkeys([*names, *sorted(compacted)]))
     admin = KafkaAdminClient(client_id="vigil-admin", **client_config(settings))
     result: dict[str, str] = {}
     try:

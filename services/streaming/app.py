@@ -285,13 +285,7 @@ def create_app(settings: Settings, registry: CollectorRegistry | None = None) ->
     checks_topic = app.topic(settings.checks_topic, key_type=bytes, value_type=bytes)
     jconf = judge_config(settings)
     sender = FaustSender(app, channels, registry)
-    runner = StreamRunner(
-        flow,
-        states,
-        sender,
-        deferred=jconf is not None,
-        keep_bytes=settings.dead_letter_keep_bytes,
-    )
+    runner = StreamRunner(flow, states, sender, deferred=jconf is not None)
     ctx = WorkerContext(app, settings, flow, runner, registry, backend, channels)
     ctx.topics.update(input=chat_events, checks=checks_topic)
     ctx.consumed[settings.input_topic] = "input"
@@ -331,6 +325,16 @@ def create_app(settings: Settings, registry: CollectorRegistry | None = None) ->
                 expired.labels(kind).inc(n)
         except Exception as exc:  # the timer must live on
             runner.errors.error("sweep", "state sweep failed: %s", type(exc).__name__, exc=exc)
+
+    if settings.reorder_window_seconds > 0:
+
+        @app.timer(max(0.5, settings.reorder_window_seconds / 2), name="vigil.reorder.release")
+        async def release_held() -> None:
+            """Answers held for the reorder window whose conversation went quiet: released
+            here once due (the conversation's next event releases them otherwise)."""
+            if serving(app):
+                owned = owned_partitions(app, state_table.changelog_topic.get_topic_name())
+                await runner.release_held(sorted(owned))
 
     def reset() -> None:
         runner.reset()

@@ -6,7 +6,9 @@ method of :class:`StreamRunner`; the runner threads every record through
 state once per batch, and hands the batch's emits to ``send`` (the Faust producer in the worker,
 a list in unit tests) without waiting for each record. Only a step with a follow-up
 (:class:`~services.dataflow.records.Effects` ``then``: archive, then delete) waits for the
-broker's acknowledgement of its records before the follow-up runs.
+broker's acknowledgement of its records before the follow-up runs. The agents share one line
+to ``send``: records reach their topics in the order the stages computed them, whichever agent
+computed them (a compacted topic's last record per key is the state's latest).
 
 At least once: the batch's offsets are acknowledged to Faust only after this returns, and Faust
 commits them only after the producer has flushed, so a crash replays the batch; every stage is
@@ -20,8 +22,9 @@ import asyncio
 import logging
 import math
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -36,7 +39,6 @@ from services.dataflow.records import Effects, Emit, encode
 from services.dataflow.state import KeyedStore, MemoryStore
 from services.evalsets.core import DECISIONS, SAMPLES
 from services.evalsets.streaming import Decision, SampleIn, SamplerCore
-from services.ingest import dead_letter
 from services.judge import Judge
 from services.review.core import ReviewOutcome, ReviewState
 
@@ -153,6 +155,16 @@ class MemoryStates:
         """Nothing to send."""
 
 
+@dataclass(slots=True)
+class _Queued:
+    """Emits waiting in :meth:`StreamRunner._send_in_order`'s line."""
+
+    emits: list[Emit]
+    #: Set (to the delivery futures) once every emit was handed to ``send``.
+    handed: asyncio.Future[list[asyncio.Future[Any]]]
+    futures: list[asyncio.Future[Any]] = field(default_factory=list)
+
+
 class _RateLimited:
     """At most one log line per ``every`` seconds per key; the rest are counted."""
 
@@ -189,7 +201,6 @@ class StreamRunner:
         judge: Judge | None = None,
         on_review: Callable[[ReviewOutcome], None] | None = None,
         clock: Callable[[], float] = time.time,
-        keep_bytes: int = 4096,
     ) -> None:
         self.flow = flow
         self.states = states
@@ -198,7 +209,6 @@ class StreamRunner:
         self.judge = judge
         self.on_review = on_review
         self.clock = clock
-        self.keep_bytes = keep_bytes
         self.errors = _RateLimited()
         self._partitions: dict[int, PartitionState] = {}
         self._sampler: SamplerCore | None = None
@@ -206,6 +216,9 @@ class StreamRunner:
         self.last_resync = -math.inf
         #: Called with the periods each sampler tick closed and retired.
         self.on_periods: Callable[[list[str], list[str]], None] | None = None
+        #: Emits waiting to be handed to ``send``, in the order they were computed.
+        self._outbox: deque[_Queued] = deque()
+        self._sending: asyncio.Lock | None = None
 
     # ------------------------------------------------------------------ state
 
@@ -216,6 +229,8 @@ class StreamRunner:
             specs = self.flow.specs
             found = PartitionState(
                 memory=s("memory", partition),
+                events=s("events", partition),
+                held=s("held", partition),
                 review=ReviewState(
                     items=s("review-items", partition),
                     context=s("review-context", partition),
@@ -278,17 +293,49 @@ class StreamRunner:
     # ------------------------------------------------------------------ delivery
 
     async def deliver(self, effects: Effects) -> None:
-        """Send the emits; run the follow-up once they are all acknowledged."""
+        """Send the emits (in line, see :meth:`_send_in_order`); run the follow-up once they
+        are all acknowledged."""
         pending: Effects | None = effects
         while pending is not None:
-            await self.states.drain()
-            futures = [await self.send(e) for e in pack(pending.emits)]
+            futures = await self._send_in_order(pack(pending.emits))
             if pending.then is None:
                 return
             if futures:
                 await asyncio.gather(*futures)
             pending = pending.then()
             self.flush_stores_of(pending)
+
+    async def _send_in_order(self, emits: list[Emit]) -> list[asyncio.Future[Any]]:
+        """Hand ``emits`` to ``send`` after the state's changelog records and after every emit
+        queued before them, by any agent, timer or follow-up; their delivery futures.
+
+        The agents run concurrently and ``send`` can wait (the producer's batch for a partition
+        is full, its metadata is refreshed). Were each caller to send its own emits, a case
+        computed before a tombstone of the same key could reach the compacted topic after it,
+        and stay there. So a caller takes its place in line when it calls this (before any
+        await: right after the stage changed the state), and one caller at a time hands the
+        line to ``send`` from its head: the order on every topic is the order the stages
+        computed. A caller cancelled while sending leaves the rest of its entry at the head,
+        for the next caller.
+        """
+        mine = _Queued(emits, asyncio.get_running_loop().create_future())
+        self._outbox.append(mine)
+        if self._sending is None:
+            self._sending = asyncio.Lock()
+        async with self._sending:
+            while not mine.handed.done():
+                head = self._outbox[0]
+                try:
+                    await self.states.drain()
+                    while len(head.futures) < len(head.emits):
+                        head.futures.append(await self.send(head.emits[len(head.futures)]))
+                except Exception as exc:
+                    self._outbox.popleft()
+                    head.handed.set_exception(exc)
+                    continue
+                self._outbox.popleft()
+                head.handed.set_result(head.futures)
+        return mine.handed.result()
 
     def flush_stores_of(self, _: Effects | None) -> None:
         """Follow-ups write state outside a batch: flush every store that was touched."""
@@ -307,20 +354,16 @@ class StreamRunner:
             type(exc).__name__,
             exc=exc,
         )
-        dl = dead_letter(
-            record.value,
-            "processing_error",
-            f"{type(exc).__name__} while {stage}",
-            record.label,
-            self.keep_bytes,
+        dl = self.flow.pipeline.dead_letter(
+            record.value, "processing_error", f"{type(exc).__name__} while {stage}", record.label
         )
-        self.flow.pipeline.reject(dl)
         return Step([Emit(DLQ, record.key, dl)], dead_letter=dl)
 
     def _observed(self, step: Step) -> None:
         if self.on_review is not None:
-            for outcome in step.review:
-                self.on_review(outcome)
+            for done in step.chain():
+                for outcome in done.review:
+                    self.on_review(outcome)
 
     # ------------------------------------------------------------------ agents
 
@@ -341,7 +384,23 @@ class StreamRunner:
             self._observed(step)
             steps.append(step)
         self.flush(touched)
-        await self.deliver(Effects([e for s in steps for e in s.emits]))
+        await self.deliver(Effects([e for s in steps for d in s.chain() for e in d.emits]))
+        return steps
+
+    async def release_held(self, partitions: Iterable[int]) -> list[Step]:
+        """Release the held answers of ``partitions`` that are due (the state timer)."""
+        now = self.clock()
+        touched = self._stamp(now, partitions)
+        steps: list[Step] = []
+        for st in touched:
+            try:
+                steps += self.flow.release_held(st, now=now, deferred=self.deferred)
+            except Exception as exc:  # the timer must live on; the answers stay held
+                self.errors.error("release", "releasing held answers failed", exc=exc)
+        for step in steps:
+            self._observed(step)
+        self.flush(touched)
+        await self.deliver(Effects([e for s in steps for d in s.chain() for e in d.emits]))
         return steps
 
     async def check(self, records: Sequence[Record]) -> list[Step]:

@@ -9,7 +9,8 @@ names and labels a worker serves, driven by the test instead of a Kafka stream.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +25,7 @@ RULE_IDS = [
     ("pii.email", "pii", "high"),
     ("secret.api_key", "secret", "critical"),
     ("grounding.ungrounded_dose", "medical", "critical"),
+    ("grounding.ungrounded_contraindication", "medical", "critical"),
 ]
 
 
@@ -31,6 +33,7 @@ RULE_IDS = [
 class MetricsTarget:
     metrics: VigilMetrics
     address: str  # host:port, for a Prometheus scrape config
+    stop: Callable[[], None]  # the worker goes away: scrapes fail from then on
 
 
 @pytest.fixture
@@ -45,9 +48,16 @@ def metrics_target() -> Iterator[MetricsTarget]:
     metrics = VigilMetrics(registry, rule_ids=RULE_IDS, tenants=["acme"])
     port = free_port()
     server, thread = start_http_server(port, addr="127.0.0.1", registry=registry)
+    stopped = threading.Event()
+
+    def stop() -> None:
+        if not stopped.is_set():
+            stopped.set()
+            server.shutdown()
+            server.server_close()
+            thread.join(5)
+
     try:
-        yield MetricsTarget(metrics, f"127.0.0.1:{port}")
+        yield MetricsTarget(metrics, f"127.0.0.1:{port}", stop)
     finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
+        stop()

@@ -1,9 +1,13 @@
-"""Leak spikes reach the real Alertmanager both ways: pushed by the in-process detector, and fired
-by the real Prometheus from the worker's metrics.
+"""Alerts reach the real Alertmanager both ways: pushed by the in-process detector, and fired by
+the real Prometheus from the worker's metrics — a leak spike, an ungrounded contraindication,
+and every worker gone (scrapes failing, or no target at all). The shipped Alertmanager config's
+inhibit rule lets Prometheus's fleet-wide critical spike silence warnings of its own kind, but
+never the detector's alert, which carries the tenant.
 
-The Prometheus test runs ``deploy/prometheus/alerts.yml`` with its ranges and ``for:`` windows
-shortened (5m → 5s, 1d → 10m, ``for`` → 1s) so a spike fires in seconds; the shipped file is
-tested at full length by ``promtool test rules`` (tests/unit/test_promtool.py).
+The Prometheus tests run ``deploy/prometheus/alerts.yml`` with its ranges and ``for:`` windows
+shortened (``tests/support/prom_servers.SHORT_RANGES`` / ``SHORT_FORS``: 5m → 5s, 1d → 10m,
+``for`` → 1s, ...) so alerts fire in seconds; the shipped file is tested at full length by
+``promtool test rules`` (tests/unit/test_promtool.py).
 
 Timing is by conditions, not sleeps: the spike starts once Prometheus holds 40 scrapes of
 baseline, since the "1-day" baseline (here: all the data, under 10 minutes) must stay well below a
@@ -31,12 +35,17 @@ from services.alerting import (
     window_start_of,
 )
 from tests.e2e.conftest import MetricsTarget
-from tests.support.prom_servers import AlertmanagerServer, prometheus, shorten_rules, wait_for
+from tests.support.prom_servers import (
+    SHORT_FORS,
+    SHORT_RANGES,
+    AlertmanagerServer,
+    prometheus,
+    shorten_rules,
+    wait_for,
+)
 
-SETTINGS = DetectorSettings(baseline_windows=10, min_baseline_windows=5, resolve_windows=2)
+SETTINGS = DetectorSettings(min_baseline_windows=5, resolve_windows=2)
 GENERATOR = "http://vigil.test/alerts"
-SHORT_RANGES = {"5m": "5s", "1d": "10m"}
-SHORT_FORS = {"5m": "1s", "10m": "1s"}
 BASELINE_SCRAPES = 40
 
 
@@ -45,7 +54,8 @@ def detector_episode(key: SeriesKey) -> tuple[Alert, Alert]:
     detector = Detector(SETTINGS)
     start = window_start_of(datetime.now(UTC), 60) - timedelta(minutes=20)
     alerts: list[Alert] = []
-    for i, count in enumerate([2] * 10 + [30, 2, 2]):
+    # a spike, then quiet windows until the evidence has decayed and the alert resolves
+    for i, count in enumerate([2] * 10 + [30] + [2] * 9):
         window = start + timedelta(minutes=i)
         detector.observe(key, window, count, messages=1000)
         alerts += detector.close_window(window)
@@ -128,9 +138,7 @@ class Traffic:
 
     def _run(self) -> None:
         events = self.metrics.events.labels(role="assistant", tenant="acme")
-        leaks = self.metrics.findings.labels(
-            rule="pii.email", category="pii", severity="high", direction="leak"
-        )
+        leaks = self.metrics.flagged.labels(category="pii", direction="leak")
         while not self._stop.wait(0.1):
             events.inc(10)
             self._owed += 10 * self.leak_share
@@ -182,9 +190,7 @@ def test_prometheus_fires_on_a_leak_spike_and_alertmanager_receives_it(
     ) as prom:
         # Baseline: 0.2% of assistant messages leak, under the 0.5% floor.
         wait_for(
-            lambda: prom.query(
-                'vigil:leak_findings_per_assistant_message:ratio_rate5m{category="pii"}'
-            ),
+            lambda: prom.query('vigil:assistant_messages_with_leak:ratio_rate5m{category="pii"}'),
             60,
             "Prometheus to scrape the target and record the leak share",
         )
@@ -208,7 +214,7 @@ def test_prometheus_fires_on_a_leak_spike_and_alertmanager_receives_it(
         expected = {"alertname": "VigilLeakSpike", "category": "pii", "severity": "critical"}
         assert fired["labels"] == expected
         summary = fired["annotations"]["summary"]
-        assert re.fullmatch(r"pii leak findings in [0-9.]+% of assistant messages \(5m\)", summary)
+        assert re.fullmatch(r"pii leaks in [0-9.]+% of assistant messages \(5m\)", summary)
         assert "1-day baseline of" in fired["annotations"]["description"]
 
         [received] = wait_for(
@@ -217,6 +223,144 @@ def test_prometheus_fires_on_a_leak_spike_and_alertmanager_receives_it(
             "Prometheus's VigilLeakSpike in Alertmanager (GET /api/v2/alerts)",
         )
         assert received["labels"] == expected
-        assert received["annotations"]["summary"].startswith("pii leak findings in ")
+        assert received["annotations"]["summary"].startswith("pii leaks in ")
         assert received["generatorURL"].startswith(prom.url)
         assert received["status"]["state"] == "active"
+
+
+def prometheus_alert(severity: str, **labels: str) -> dict[str, object]:
+    """An alert as Prometheus sends it to Alertmanager: no tenant label, fleet-wide."""
+    now = datetime.now(UTC)
+    return {
+        "labels": {"alertname": "VigilLeakSpike", "severity": severity, **labels},
+        "annotations": {"summary": "from the Prometheus rules"},
+        "startsAt": now.isoformat(),
+        "endsAt": (now + timedelta(minutes=10)).isoformat(),
+    }
+
+
+def test_prometheus_critical_spike_never_silences_the_detectors_tenant_alert(
+    am: AlertmanagerServer,
+) -> None:
+    # The shipped inhibit rule, in the real Alertmanager: Prometheus's critical VigilLeakSpike
+    # for pii silences a warning VigilLeakSpike for pii without a tenant (same alertname,
+    # category and tenant: none) ...
+    am.post_alerts(
+        [prometheus_alert("critical", category="pii"), prometheus_alert("warning", category="pii")]
+    )
+    [warning] = wait_for(
+        lambda: [
+            a
+            for a in am.alerts(alertname="VigilLeakSpike", severity="warning")
+            if a["status"]["inhibitedBy"]
+        ],
+        30,
+        "the fleet-wide warning to be inhibited by the fleet-wide critical spike",
+    )
+    assert warning["status"]["state"] == "suppressed"
+    assert "tenant" not in warning["labels"]
+    # ... but the detector's alert of the same category, which names the tenant, stays active.
+    key = SeriesKey(category="pii", tenant="acme", direction="leak")
+    firing, _ = detector_episode(key)
+    with AlertmanagerClient(AlertmanagerConfig(url=am.url)) as client:
+        client.push([firing])
+    [got] = wait_for(
+        lambda: am.alerts(alertname="VigilLeakSpike", tenant="acme"),
+        30,
+        "the detector's alert in GET /api/v2/alerts",
+    )
+    assert got["labels"] == labels_of(key)
+    # Inhibition is decided as alerts arrive; look again after Alertmanager has had its time.
+    for _ in range(10):
+        [got] = am.alerts(alertname="VigilLeakSpike", tenant="acme")
+        assert got["status"] == {"state": "active", "inhibitedBy": [], "silencedBy": []}
+        threading.Event().wait(0.3)
+
+
+def test_prometheus_fires_on_an_ungrounded_contraindication_and_on_workers_gone(
+    tmp_path: Path, am: AlertmanagerServer, metrics_target: MetricsTarget, short_rules: Path
+) -> None:
+    contraindication = metrics_target.metrics.findings.labels(
+        rule="grounding.ungrounded_contraindication",
+        category="medical",
+        severity="critical",
+        direction="output",
+    )
+    with prometheus(
+        tmp_path / "prometheus",
+        targets=[metrics_target.address],
+        rule_files=[short_rules],
+        alertmanager_url=am.url,
+    ) as prom:
+        # The counter exists at zero (the worker creates every rule's series up front); wait
+        # until Prometheus holds a few samples of it, so the increase is seen as one.
+        series = 'vigil_findings_total{rule="grounding.ungrounded_contraindication"}'
+        wait_for(
+            lambda: prom.query(f"count_over_time({series}[5s]) >= 3"),
+            60,
+            "three scrapes of the contraindication counter at zero",
+        )
+        assert prom.alerts("VigilCriticalUngroundedContraindication") == []
+        assert prom.alerts("VigilWorkersDown", "pending") == []
+
+        contraindication.inc()
+        expected = {
+            "alertname": "VigilCriticalUngroundedContraindication",
+            "rule": "grounding.ungrounded_contraindication",
+            "category": "medical",
+            "severity": "critical",
+        }
+        [fired] = wait_for(
+            lambda: prom.alerts("VigilCriticalUngroundedContraindication"),
+            60,
+            "VigilCriticalUngroundedContraindication to fire in Prometheus",
+        )
+        assert fired["labels"] == expected
+        assert fired["annotations"]["summary"] == (
+            "Ungrounded contraindication claim in an assistant answer (1 in 5m)"
+        )
+        [received] = wait_for(
+            lambda: am.alerts(alertname="VigilCriticalUngroundedContraindication"),
+            60,
+            "the contraindication alert in Alertmanager",
+        )
+        assert received["labels"] == expected
+        assert received["status"]["state"] == "active"
+
+        # Every worker gone: the only target stops answering, its scrapes fail (up == 0).
+        assert prom.alerts("VigilWorkersDown", "firing") == []
+        metrics_target.stop()
+        down = {"alertname": "VigilWorkersDown", "job": "vigil", "severity": "critical"}
+        [fired] = wait_for(
+            lambda: prom.alerts("VigilWorkersDown"), 60, "VigilWorkersDown to fire in Prometheus"
+        )
+        assert fired["labels"] == down
+        [received] = wait_for(
+            lambda: am.alerts(alertname="VigilWorkersDown"),
+            60,
+            "VigilWorkersDown in Alertmanager",
+        )
+        assert received["labels"] == down
+        assert received["annotations"]["summary"] == "No Vigil worker of job vigil can be scraped"
+
+
+def test_prometheus_fires_workers_down_when_the_job_has_no_target(
+    tmp_path: Path, am: AlertmanagerServer, short_rules: Path
+) -> None:
+    # Service discovery that finds no worker: the job has no target, `up` is absent.
+    with prometheus(
+        tmp_path / "prometheus", targets=[], rule_files=[short_rules], alertmanager_url=am.url
+    ) as prom:
+        [fired] = wait_for(
+            lambda: prom.alerts("VigilWorkersDown"), 60, "VigilWorkersDown to fire in Prometheus"
+        )
+        assert fired["labels"] == {
+            "alertname": "VigilWorkersDown",
+            "job": "vigil",
+            "severity": "critical",
+        }
+        wait_for(
+            lambda: am.alerts(alertname="VigilWorkersDown"),
+            60,
+            "VigilWorkersDown in Alertmanager",
+        )

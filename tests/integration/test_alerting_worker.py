@@ -13,8 +13,9 @@ half of the answers start to leak other people's emails and phone numbers. Then:
 - the detector publishes a firing ``Alert`` for pii/acme/leak on the alerts topic, sets
   ``vigil_spike_active{category="pii",tenant="acme"}`` to 1, and its push arrives in Alertmanager
   with the exact labels;
-- Prometheus's ``VigilLeakSpike`` fires and arrives in Alertmanager with the exact labels, where it
-  inhibits the detector's warning of the same category (``deploy/alertmanager/alertmanager.yml``).
+- Prometheus's ``VigilLeakSpike`` fires and arrives in Alertmanager with the exact labels; the
+  shipped inhibit rule (``deploy/alertmanager/alertmanager.yml``) does not let it silence the
+  detector's alert, the one that names the tenant.
 
 The worker's real exposition also passes ``promtool check metrics``. Everything waits on
 conditions with deadlines; nothing sleeps blindly except the traffic's own pacing.
@@ -39,6 +40,8 @@ from schemas.alerts import Alert
 from tests.support.chat_events import event
 from tests.support.kafka_io import TopicReader
 from tests.support.prom_servers import (
+    SHORT_FORS,
+    SHORT_RANGES,
     AlertmanagerServer,
     alertmanager,
     prometheus,
@@ -57,8 +60,6 @@ BASELINE_WINDOWS = MIN_BASELINE + 2
 #: must stay under a third of the spike's share while the alert's expressions catch up.
 BASELINE_SCRAPES = 20
 CONVERSATIONS_PER_S = 20
-SHORT_RANGES = {"5m": "5s", "1d": "10m"}
-SHORT_FORS = {"5m": "1s", "10m": "1s"}
 DETECTOR_LABELS = {
     "alertname": "VigilLeakSpike",
     "category": "pii",
@@ -176,7 +177,9 @@ def _alerting_env(suffix: str, **extra: str) -> dict[str, str]:
         "VIGIL_ALERTS_WINDOW_SECONDS": str(WINDOW_S),
         "VIGIL_ALERTS_GRACE_SECONDS": "1",
         "VIGIL_ALERTS_MIN_BASELINE_WINDOWS": str(MIN_BASELINE),
-        "VIGIL_ALERTS_BASELINE_WINDOWS": "20",
+        "VIGIL_ALERTS_BASELINE_HALF_LIFE": "10",
+        # windows enter the baseline at once: the test has only a few seconds of them
+        "VIGIL_ALERTS_GUARD_WINDOWS": "0",
         **extra,
     }
 
@@ -292,7 +295,7 @@ def test_leak_spike_fires_in_the_detector_and_in_prometheus_and_reaches_alertman
                 diagnostics,
             )
             assert fired["labels"] == PROMETHEUS_LABELS
-            assert fired["annotations"]["summary"].startswith("pii leak findings in ")
+            assert fired["annotations"]["summary"].startswith("pii leaks in ")
             [received] = _wait(
                 lambda: am.alerts(alertname="VigilLeakSpike", severity="critical"),
                 30,
@@ -302,18 +305,10 @@ def test_leak_spike_fires_in_the_detector_and_in_prometheus_and_reaches_alertman
             assert received["labels"] == PROMETHEUS_LABELS
             assert received["generatorURL"].startswith(prom.url)
             assert received["status"]["state"] == "active"
-            # The fleet-wide critical alert inhibits the detector's warning of the same category.
-            inhibited = _wait(
-                lambda: [
-                    a
-                    for a in am.alerts(alertname="VigilLeakSpike", tenant="acme")
-                    if a["status"]["inhibitedBy"]
-                ],
-                30,
-                "the detector's alert to be inhibited by Prometheus's critical one",
-                diagnostics,
-            )
-            assert inhibited[0]["status"]["state"] == "suppressed"
+            # The fleet-wide critical alert does not silence the detector's tenant alert.
+            [detector] = am.alerts(alertname="VigilLeakSpike", tenant="acme")
+            assert detector["status"]["state"] == "active", detector["status"]
+            assert detector["status"]["inhibitedBy"] == []
             print(
                 f"\ndetector fired {detector_delay:.1f}s after the spike started; "
                 f"Prometheus by {time.monotonic() - spike_at:.1f}s"

@@ -97,7 +97,7 @@ def _uncapped_policy(path: Path) -> TriagePolicy:
 
 def _expected(path: Path, out: Path, policy: TriagePolicy) -> dict[str, ReviewItem]:
     """What ``vigil scan`` enqueues from the file (findings once each, as scan gives an event)."""
-    run_scan(str(path), out, Settings())
+    run_scan(str(path), out, Settings(reorder_window_seconds=0))
     lines = (out / "findings.jsonl").read_text().splitlines()
     findings = {f.finding_id: f for f in map(Finding.model_validate_json, lines)}
     lines = (out / "verdicts.jsonl").read_text().splitlines()
@@ -221,6 +221,9 @@ def test_review_queue_in_the_worker(vigil_stack: Callable[..., VigilStack], tmp_
         VIGIL_REVIEW_POLICY_FILE=str(tmp_path / "triage.yaml"),
         VIGIL_REVIEW_LABELS_TOPIC=labels_topic,
         VIGIL_REVIEW_ACTIONS_TOPIC=actions_topic,
+        # Decided at arrival on both sides: with a reorder window the worker releases held
+        # answers on its own clock, after the input is committed (tests/unit/test_reorder.py).
+        VIGIL_REORDER_WINDOW_SECONDS="0",
     )
     labels = TopicReader(stack.bootstrap, labels_topic)
     actions = TopicReader(stack.bootstrap, actions_topic)

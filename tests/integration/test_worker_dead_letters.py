@@ -3,19 +3,22 @@
 Bad JSON, schema violations (unknown role, empty event id, missing field), over-size content and
 invalid UTF-8 are produced straight into the input topic, interleaved with good events of the same
 conversation (same key, so the same partition, in order). Each bad message must come out of
-``vigil.dlq`` as a ``DeadLetter`` with the right reason and its original bytes truncated to
-``VIGIL_DEAD_LETTER_KEEP_BYTES``; every good event after it must still produce its findings
-(with conversation memory intact); the process stays up and ``/healthz`` answers.
+``vigil.dlq`` as a ``DeadLetter`` with the right reason, its length and keyed digest, and its text
+truncated to ``VIGIL_DEAD_LETTER_KEEP_BYTES`` with personal data masked — never the raw bytes (a
+phone number and an address in a broken line stay out of the topic); every good event after it
+must still produce its findings (with conversation memory intact); the process stays up and
+``/healthz`` answers.
 """
 
 from __future__ import annotations
 
-import base64
+import hashlib
 import json
 from collections import Counter
 from collections.abc import Callable
 
 from schemas import DeadLetter
+from services.settings import Settings
 from tests.support.chat_events import event, invalid_lines
 from tests.support.kafka_io import TopicReader, invalid_by_reason, produce
 from tests.support.parity import findings_of
@@ -23,6 +26,7 @@ from tests.support.worker_process import VigilStack
 
 KEEP_BYTES = 100
 SENTINEL = "SENTINEL-7731-QX"
+PHONE, EMAIL = "0901 118 800", "an.nguyen@example.vn"
 CONV = "dlq-conv-1"
 
 
@@ -41,6 +45,7 @@ def _bad_messages() -> list[tuple[str, bytes]]:
     leaky = event("dlq-s", CONV, 0, "wizard", f"{SENTINEL} secret words")
     bad.append(("schema", json.dumps(leaky).encode()))  # content must not reach the detail
     bad.append(("bad_json", b""))
+    bad.append(("bad_json", f'{{"content": "bel {PHONE} of mail {EMAIL}"'.encode()))
     bad.append(("bad_utf8", json.dumps(_good(99)).encode()[:-30] + b"\xc3\x28" + b'"}'))
     return bad
 
@@ -95,6 +100,7 @@ def test_invalid_messages_go_to_dlq_and_worker_keeps_going(
         dlq.drain(quiet_s=1.0)
 
         assert len(dlq.records) == len(bad), "one dead letter per invalid message"
+        key = Settings().key_bytes  # the stack runs with the built-in development key
         for record in dlq.records:
             dead = DeadLetter.model_validate_json(record.value)
             assert record.key == CONV.encode(), "dead letters keep the original key"
@@ -103,7 +109,12 @@ def test_invalid_messages_go_to_dlq_and_worker_keeps_going(
             assert dead.reason == reason, (
                 f"{dead.source}: {dead.reason} != {reason} ({dead.detail})"
             )
-            assert base64.b64decode(dead.original_b64) == raw[:KEEP_BYTES]
+            assert dead.original_b64 is None, "raw bytes only with VIGIL_DEAD_LETTER_RAW"
+            assert dead.digest == hashlib.blake2b(raw, key=key, digest_size=16).hexdigest()
+            assert (dead.masked is None) == (reason == "bad_utf8")
+            assert len((dead.masked or "").encode()) <= KEEP_BYTES
+            for value in (PHONE, PHONE.replace(" ", ""), EMAIL):
+                assert value.encode() not in record.value, f"{value} in the DLQ topic"
             assert dead.original_size == len(raw)
             assert dead.truncated == (len(raw) > KEEP_BYTES)
             assert SENTINEL not in dead.detail and "wizard" not in dead.detail

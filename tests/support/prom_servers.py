@@ -42,6 +42,8 @@ from tests.support.tools import require_tool
 __all__ = [
     "ALERTMANAGER_CONFIG",
     "RULES",
+    "SHORT_FORS",
+    "SHORT_RANGES",
     "AlertmanagerServer",
     "PrometheusServer",
     "alertmanager",
@@ -56,6 +58,10 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 RULES = REPO_ROOT / "deploy" / "prometheus" / "alerts.yml"
 ALERTMANAGER_CONFIG = REPO_ROOT / "deploy" / "alertmanager" / "alertmanager.yml"
 READY_TIMEOUT_S = 60.0
+#: Shortened ranges and ``for:`` windows of the shipped rules, so tests see them fire in seconds.
+#: The "1 d" baseline becomes 10 minutes: longer than any test, so it holds all the test's data.
+SHORT_RANGES = {"5m": "5s", "15m": "15s", "1h": "1m", "1d": "10m"}
+SHORT_FORS = {"2m": "1s", "5m": "1s", "10m": "1s"}
 STOP_GRACE_S = 10.0
 
 T = TypeVar("T")
@@ -143,11 +149,22 @@ class _Server:
 
 class AlertmanagerServer(_Server):
     def alerts(self, **filters: str) -> list[dict[str, Any]]:
-        """``GET /api/v2/alerts`` (active alerts), filtered by exact label values."""
+        """``GET /api/v2/alerts`` (active, suppressed included), filtered by exact label values."""
         matchers = [f'{k}="{v}"' for k, v in filters.items()]
         query = "&".join(f"filter={urllib.parse.quote(m)}" for m in matchers)
         result: list[dict[str, Any]] = get_json(f"{self.url}/api/v2/alerts?{query}")
         return result
+
+    def post_alerts(self, alerts: list[dict[str, Any]]) -> None:
+        """``POST /api/v2/alerts`` as Prometheus sends them (labels, annotations, times)."""
+        request = urllib.request.Request(
+            f"{self.url}/api/v2/alerts",
+            data=json.dumps(alerts).encode(),
+            headers={"Content-Type": "application/json"},
+            method="POST",
+        )
+        with urllib.request.urlopen(request, timeout=5) as response:
+            assert response.status == 200, response.status
 
 
 class PrometheusServer(_Server):

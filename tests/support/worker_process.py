@@ -217,6 +217,9 @@ class VigilStack:
                 "VIGIL_SESSION_TIMEOUT_SECONDS": "6",
                 "VIGIL_TOPIC_PARTITIONS": str(self.partitions),
                 "PYTHONUNBUFFERED": "1",
+                # The tests compare the workers with in-process scans, which use the built-in
+                # development keys; the worker refuses those unless told this is a test setup.
+                "VIGIL_ALLOW_DEV_KEYS": "true",
                 **self.extra_env,
                 **overrides,
             }

@@ -140,12 +140,14 @@ def test_every_referenced_host_path_exists_and_named_volumes_are_declared() -> N
     assert used == declared, declared - used
 
 
-def test_host_ports_are_unique_and_workers_publish_their_web_port() -> None:
+def test_ports_are_published_on_loopback_only_unique_and_workers_publish_their_web_port() -> None:
     seen: dict[str, str] = {}
     for name, svc in services().items():
         for port in svc.get("ports", []):
             assert isinstance(port, str), f"{name}: quote ports ({port!r})"
-            host, container = port.split(":")
+            # Secure default: nothing is reachable from other hosts (plain HTTP, tokens).
+            address, host, container = port.split(":")
+            assert address == "127.0.0.1", f"{name} publishes {port} beyond this host"
             assert host.isdigit() and container.isdigit(), (name, port)
             assert host not in seen, f"host port {host} of {name} is taken by {seen[host]}"
             seen[host] = name
@@ -153,9 +155,91 @@ def test_host_ports_are_unique_and_workers_publish_their_web_port() -> None:
     for name in WORKERS:
         svc = services()[name]
         port = svc["environment"]["VIGIL_WEB_PORT"]
-        assert svc["ports"] == [f"{port}:{port}"], name
+        assert svc["ports"] == [f"127.0.0.1:{port}:{port}"], name
         web_ports.add(port)
     assert len(web_ports) == len(WORKERS), "the workers need distinct web ports"
+    assert "ports" not in services()["kafka"], "the broker has no authentication: keep it inside"
+
+
+# ----------------------------------------------------------- variables, as `docker compose config`
+
+_VARIABLE = re.compile(r"\$\{(?P<name>\w+)(?:(?P<op>:\?|:-)(?P<arg>[^}]*))?\}")
+
+
+class MissingVariable(LookupError):
+    pass
+
+
+def interpolate(value: Any, env: dict[str, str]) -> Any:
+    """``docker compose config``'s interpolation of ``${VAR}``, ``${VAR:-default}`` and
+    ``${VAR:?message}`` (unset or empty → the default / an error with the message); a key with a
+    null value passes the variable through from the environment, or is left out."""
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            if v is None and k in env:
+                out[k] = env[k]
+            elif v is not None:
+                out[k] = interpolate(v, env)
+        return out
+    if isinstance(value, list):
+        return [interpolate(v, env) for v in value]
+    if not isinstance(value, str):
+        return value
+
+    def one(m: re.Match[str]) -> str:
+        found = env.get(m["name"], "")
+        if found:
+            return found
+        if m["op"] == ":?":
+            raise MissingVariable(f"required variable {m['name']} is missing a value: {m['arg']}")
+        return m["arg"] or ""
+
+    return _VARIABLE.sub(one, value)
+
+
+SECRETS = ("VIGIL_MEMORY_KEY", "VIGIL_SAMPLE_KEY", "VIGIL_EVALSET_KEY")
+
+
+def test_compose_refuses_to_start_without_its_secrets() -> None:
+    env = {name: "x" * 64 for name in SECRETS}
+    interpolate(compose(), env)  # resolves with every secret set
+    for name in SECRETS:
+        with pytest.raises(MissingVariable, match=rf"{name} .*openssl rand"):
+            interpolate(compose(), {k: v for k, v in env.items() if k != name})
+    for name in (*WORKERS, "vigil-init"):
+        raw = services()[name]["environment"]
+        for secret in SECRETS:
+            # No default in the file: a default is a key every reader of the file knows.
+            assert re.fullmatch(rf"\$\{{{secret}:\?[^}}]+\}}", raw[secret]), (name, raw[secret])
+
+
+def test_compose_passes_review_tokens_through_and_the_worker_refuses_dev_keys() -> None:
+    from services.settings import KNOWN_DEV_KEYS, Settings, dev_keys_in_use
+
+    env = {name: "y" * 64 for name in SECRETS}
+    resolved = interpolate(compose(), env)
+    for name in WORKERS:
+        worker_env = resolved["services"][name]["environment"]
+        assert "VIGIL_REVIEW_TOKENS" not in worker_env  # unset: the worker logs why 401
+        assert "VIGIL_ALLOW_DEV_KEYS" not in worker_env
+        assert not set(worker_env.values()) & KNOWN_DEV_KEYS
+    tokens = '{"' + "t" * 32 + '": {"name": "ann"}}'
+    resolved = interpolate(compose(), {**env, "VIGIL_REVIEW_TOKENS": tokens})
+    for name in WORKERS:
+        assert resolved["services"][name]["environment"]["VIGIL_REVIEW_TOKENS"] == tokens
+    # The old compose default is refused like the built-in development key.
+    old = Settings(memory_key="change-me-in-production", sample_key="z" * 40)
+    assert "VIGIL_MEMORY_KEY" in dev_keys_in_use(old)
+
+
+def test_kafka_keeps_its_data_in_a_volume() -> None:
+    kafka = services()["kafka"]
+    log_dir = kafka["environment"]["KAFKA_LOG_DIRS"]
+    assert [(s, t) for s, t, _ in mounts(kafka)] == [("kafka-data", log_dir)]
+    assert "kafka-data" in compose()["volumes"]
+    # A formatted log directory names its cluster: the id must not change between starts.
+    assert re.fullmatch(r"[A-Za-z0-9_-]{22}", kafka["environment"]["CLUSTER_ID"])
 
 
 def test_depends_on_is_valid_and_acyclic() -> None:
@@ -229,7 +313,8 @@ def test_promtool_check_config_as_mounted() -> None:
     )
     assert res.returncode == 0, res.stdout + res.stderr
     assert "SUCCESS: 1 rule files found" in res.stdout
-    assert "SUCCESS: 8 rules found" in res.stdout
+    rules = yaml.safe_load((config_path.parent / "alerts.yml").read_text())["groups"][0]["rules"]
+    assert f"SUCCESS: {len(rules)} rules found" in res.stdout
 
 
 def test_amtool_check_config_as_mounted() -> None:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 
 import pytest
 
 from schemas import ChatEvent, DeadLetter
-from services.ingest import JSON_OVERHEAD_BYTES, decode_event
+from services.ingest import JSON_OVERHEAD_BYTES, DeadLetterPolicy, decode_event
 
 SECRET = "jan.jansen@example.nl"
 GOOD = {
@@ -22,8 +23,14 @@ GOOD = {
 }
 
 
-def _decode(raw: bytes, limit: int = 65536, keep: int = 4096) -> ChatEvent | DeadLetter:
-    return decode_event(raw, source="test:1", max_content_bytes=limit, keep_bytes=keep)
+KEY = b"k" * 32
+
+
+def _decode(
+    raw: bytes, limit: int = 65536, keep: int = 4096, *, keep_raw: bool = True
+) -> ChatEvent | DeadLetter:
+    policy = DeadLetterPolicy(keep_bytes=keep, key=KEY, keep_raw=keep_raw)
+    return decode_event(raw, source="test:1", max_content_bytes=limit, policy=policy)
 
 
 def test_good_event() -> None:
@@ -52,7 +59,9 @@ def test_dead_letters_have_reasons(raw: bytes, reason: str) -> None:
     assert isinstance(out, DeadLetter)
     assert out.reason == reason
     assert out.source == "test:1"
+    assert out.original_b64 is not None  # keep_raw: the debugging mode
     assert base64.b64decode(out.original_b64) == raw[:4096]
+    assert out.digest == hashlib.blake2b(raw, key=KEY, digest_size=16).hexdigest()
 
 
 def test_detail_never_quotes_content() -> None:
@@ -68,4 +77,13 @@ def test_huge_message_is_rejected_before_parsing_and_truncated() -> None:
     assert isinstance(out, DeadLetter)
     assert out.reason == "oversize"
     assert out.truncated and out.original_size == len(raw)
+    assert out.original_b64 is not None
     assert len(base64.b64decode(out.original_b64)) == 16
+
+
+def test_by_default_no_raw_bytes_and_no_text_without_a_masker() -> None:
+    raw = b'{"content": "bel 0901 118 800"'
+    out = _decode(raw, keep_raw=False)
+    assert isinstance(out, DeadLetter) and out.reason == "bad_json"
+    assert out.original_b64 is None and out.masked is None
+    assert out.original_size == len(raw) and len(out.digest) == 32

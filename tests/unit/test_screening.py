@@ -104,11 +104,12 @@ def test_another_conversation_does_not_count_as_echo() -> None:
 def test_memory_expires_by_age_and_is_bounded() -> None:
     limits = MemoryLimits(max_values=3, max_age_seconds=60)
     mem = ConversationMemory()
-    mem = mem.remember(["a", "b", "c", "d"], now=0.0, limits=limits)
+    mem = mem.remember([(d, None) for d in "abcd"], now=0.0, limits=limits)
     assert len(mem.seen) == 3
-    mem = mem.remember(["e"], now=10.0, limits=limits)
+    mem = mem.remember([("e", None)], now=10.0, limits=limits)
     assert "e" in mem.seen and len(mem.seen) == 3
-    assert not mem.knows("e", now=100.0, limits=limits)
+    assert mem.knows("e", now=10.0, limits=limits, turn=0)
+    assert not mem.knows("e", now=100.0, limits=limits, turn=0)
 
 
 def test_old_user_value_is_a_leak_after_expiry() -> None:
@@ -143,11 +144,11 @@ def test_user_turn_has_no_abstention_and_rules_respect_roles() -> None:
 
 
 def test_screen_does_not_mutate_memory_and_is_deterministic() -> None:
-    mem = ConversationMemory(seen={"x": 1.0})
+    mem = ConversationMemory.load(b'{"seen": {"x": 1.0}}')  # the older form still reads
     event = ev(0, "user", "z@example.nl")
     a = screen(event, ENGINE, mem, key=KEY)
     b = screen(event, ENGINE, mem, key=KEY)
-    assert mem.seen == {"x": 1.0}
+    assert mem.seen == {"x": (1.0, 0, None)}
     assert a.findings == b.findings and a.memory == b.memory
 
 

@@ -64,8 +64,6 @@ def register(ctx: WorkerContext) -> None:
     es = EvalsetSettings()
     if not es.enabled:
         return
-    if es.uses_dev_key:
-        log.warning("VIGIL_EVALSET_KEY is the development default: set it in production")
     from services.streaming.app import consume_batches, serving
 
     app, runner = ctx.app, ctx.runner
