@@ -9,13 +9,14 @@ import json
 import os
 import platform
 import random
+import re
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -30,9 +31,11 @@ if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
 __all__ = [
+    "EVENT_MIXES",
     "MIXES",
     "REPO_ROOT",
     "RESULTS_DIR",
+    "TENANTS",
     "RulesChoice",
     "best_of",
     "machine",
@@ -43,6 +46,8 @@ __all__ = [
     "rel",
     "resolve_rules",
     "save_result",
+    "write_events_file",
+    "write_example_file",
 ]
 
 
@@ -247,6 +252,11 @@ def _fill(rng: random.Random, template: str, lang: str) -> str:
 
 
 MIXES = ("default", "numeric")
+#: Mixes of whole events: the content mixes, and ``rag`` (answers with retrieval passages).
+EVENT_MIXES = (*MIXES, "rag")
+TENANTS = ("rivierland", "saigon-clinic")
+#: Languages of consecutive conversations: 50% English, 30% Dutch, 20% Vietnamese.
+_LANGUAGES = ("en", "nl", "en", "vi", "en", "nl", "en", "vi", "en", "nl")
 
 
 def make_content(rng: random.Random, size: int, lang: str, role: str, mix: str = "default") -> str:
@@ -277,43 +287,257 @@ def make_content(rng: random.Random, size: int, lang: str, role: str, mix: str =
     return raw.decode("utf-8", "ignore")
 
 
+# --------------------------------------------------------------------------- RAG traffic
+#
+# A leaflet library (drug × section × language) the assistant retrieves from. Every passage has a
+# stable doc id, so the same chunks recur across answers as in a real RAG system; answers restate
+# the top passage (now and then with another number: a contradicted dose), cite it as
+# ``[doc:ID]`` and carry the passages in ``retrieval``. Texts written for the benchmark.
+
+#: drug (English name) -> (Dutch name, adult dose mg, maximum mg per day, doses per day, child mg)
+_DRUGS: dict[str, tuple[str, int, int, int, int]] = {
+    "paracetamol": ("paracetamol", 500, 4000, 4, 250),
+    "ibuprofen": ("ibuprofen", 400, 1200, 3, 200),
+    "amoxicillin": ("amoxicilline", 500, 1500, 3, 250),
+    "metformin": ("metformine", 500, 3000, 2, 500),
+    "omeprazole": ("omeprazol", 20, 40, 1, 10),
+    "cetirizine": ("cetirizine", 10, 10, 1, 5),
+    "naproxen": ("naproxen", 250, 1000, 2, 125),
+    "simvastatin": ("simvastatine", 20, 40, 1, 10),
+}
+_SECTIONS = ("dose", "missed", "contra", "side", "storage", "children")
+_PASSAGES = {
+    "en": {
+        "dose": "The usual dose of {drug} for adults is {dose} mg, {times} times a day. Do not "
+        "take more than {max} mg in 24 hours unless your doctor tells you to.",
+        "missed": "If you forget a dose of {drug}, take it as soon as you remember, unless the "
+        "next dose is due within 4 hours. Never take two doses at the same time.",
+        "contra": "Do not take {drug} if you are allergic to it or have severe liver or kidney "
+        "disease. Tell your doctor if you are pregnant or breastfeeding.",
+        "side": "Common side effects of {drug} are headache, nausea and a mild stomach ache. "
+        "Stop and call a doctor at once if you get a rash with a swollen face.",
+        "storage": "Store {drug} below 25 degrees in the original package, out of the sight and "
+        "reach of children. Do not use it after the expiry date on the box.",
+        "children": "Children from 12 years who weigh more than 40 kg may take {kid} mg of "
+        "{drug} per dose, at most {times} times a day, with 4 hours between doses.",
+    },
+    "nl": {
+        "dose": "De gebruikelijke dosering {drug} voor volwassenen is {dose} mg, {times} keer per "
+        "dag. Neem niet meer dan {max} mg per 24 uur, tenzij uw arts anders zegt.",
+        "missed": "Bent u een dosis {drug} vergeten, neem die dan zodra u eraan denkt, behalve "
+        "als de volgende dosis binnen 4 uur valt. Neem nooit twee doses tegelijk.",
+        "contra": "Gebruik geen {drug} als u er allergisch voor bent of een ernstige lever- of "
+        "nierziekte heeft. Vertel het uw arts als u zwanger bent of borstvoeding geeft.",
+        "side": "Veelvoorkomende bijwerkingen van {drug} zijn hoofdpijn, misselijkheid en lichte "
+        "buikpijn. Stop en bel direct een arts bij huiduitslag met een gezwollen gezicht.",
+        "storage": "Bewaar {drug} beneden 25 graden in de originele verpakking, buiten het zicht "
+        "en bereik van kinderen. Gebruik het niet meer na de vervaldatum op de doos.",
+        "children": "Kinderen vanaf 12 jaar die meer dan 40 kg wegen mogen {kid} mg {drug} per "
+        "keer nemen, maximaal {times} keer per dag, met 4 uur ertussen.",
+    },
+    "vi": {
+        "dose": "Liều thông thường của {drug} cho người lớn là {dose} mg, {times} lần mỗi ngày. "
+        "Không dùng quá {max} mg trong 24 giờ trừ khi bác sĩ chỉ định.",
+        "missed": "Nếu quên một liều {drug}, hãy uống ngay khi nhớ ra, trừ khi liều tiếp theo "
+        "đến trong vòng 4 giờ. Không bao giờ uống gấp đôi liều.",
+        "contra": "Không dùng {drug} nếu bạn dị ứng với thuốc hoặc bị bệnh gan, thận nặng. Hãy "
+        "báo cho bác sĩ nếu bạn đang mang thai hoặc cho con bú.",
+        "side": "Tác dụng phụ thường gặp của {drug} là đau đầu, buồn nôn và đau bụng nhẹ. Ngừng "
+        "thuốc và gọi bác sĩ ngay nếu bị phát ban kèm sưng mặt.",
+        "storage": "Bảo quản {drug} dưới 25 độ trong bao bì gốc, để xa tầm tay trẻ em. Không "
+        "dùng thuốc sau ngày hết hạn ghi trên hộp.",
+        "children": "Trẻ từ 12 tuổi nặng trên 40 kg có thể uống {kid} mg {drug} mỗi lần, tối "
+        "đa {times} lần mỗi ngày, cách nhau 4 giờ.",
+    },
+}
+_QUESTIONS = {
+    "en": {
+        "dose": "How much {drug} can I take, and how often?",
+        "missed": "I forgot my {drug} this morning, what should I do?",
+        "contra": "Can I take {drug} while I am pregnant?",
+        "side": "What side effects can {drug} give?",
+        "storage": "How should I store my {drug} tablets?",
+        "children": "How much {drug} may my 13-year-old son take?",
+    },
+    "nl": {
+        "dose": "Hoeveel {drug} mag ik nemen, en hoe vaak?",
+        "missed": "Ik ben vanochtend mijn {drug} vergeten, wat moet ik doen?",
+        "contra": "Mag ik {drug} gebruiken als ik zwanger ben?",
+        "side": "Welke bijwerkingen kan {drug} geven?",
+        "storage": "Hoe bewaar ik mijn {drug} tabletten?",
+        "children": "Hoeveel {drug} mag mijn zoon van 13 nemen?",
+    },
+    "vi": {
+        "dose": "Tôi có thể uống bao nhiêu {drug} và bao lâu một lần?",
+        "missed": "Sáng nay tôi quên uống {drug}, tôi nên làm gì?",
+        "contra": "Tôi đang mang thai thì có dùng {drug} được không?",
+        "side": "{drug} có những tác dụng phụ nào?",
+        "storage": "Tôi nên bảo quản viên {drug} như thế nào?",
+        "children": "Con trai tôi 13 tuổi có thể uống bao nhiêu {drug}?",
+    },
+}
+_LEAD = {"en": "According to the leaflet:", "nl": "Volgens de bijsluiter:", "vi": "Theo tờ HDSD:"}
+
+
+def _drug_name(drug: str, lang: str) -> str:
+    return _DRUGS[drug][0] if lang == "nl" else drug
+
+
+def rag_passage(drug: str, section: str, lang: str) -> dict[str, str]:
+    """The library's passage ``{doc_id, text}`` for a drug, section and language."""
+    _, dose, most, times, kid = _DRUGS[drug]
+    text = _PASSAGES[lang][section].format(
+        drug=_drug_name(drug, lang), dose=dose, max=most, times=times, kid=kid
+    )
+    return {"doc_id": f"pil-{drug}-{lang}-{section}", "text": text}
+
+
+def rag_library() -> list[dict[str, str]]:
+    """Every passage of the leaflet library (drugs × sections × en/nl/vi)."""
+    return [rag_passage(d, s, lang) for lang in _PASSAGES for d in _DRUGS for s in _SECTIONS]
+
+
+def _size_of(event: dict[str, Any]) -> int:
+    return len(json.dumps(event, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+
+
+def _rag_turn(
+    rng: random.Random, event: dict[str, Any], size: int, drug: str, section: str
+) -> dict[str, Any]:
+    """Fill ``event`` (a user question or an answer with retrieval) to about ``size`` bytes of
+    JSON: the question or the answer first, ordinary chat text after it up to the size."""
+    lang, role = event["language"], event["role"]
+    name = _drug_name(drug, lang)
+    if role == "user":
+        head = _QUESTIONS[lang][section].format(drug=name)
+        if lang != "vi":
+            head = head[0].upper() + head[1:]
+    else:
+        top = rag_passage(drug, section, lang)
+        others = [s for s in _SECTIONS if s != section]
+        k = max(2, min(5, size // 512))
+        picked = [top] + [rag_passage(drug, s, lang) for s in rng.sample(others, k - 1)]
+        event["retrieval"] = [
+            {**p, "score": round(0.9 - 0.1 * r - rng.random() * 0.05, 3), "rank": r + 1}
+            for r, p in enumerate(picked)
+        ]
+        first = top["text"].split(". ")[0].rstrip(".") + "."
+        x = rng.random()
+        if x < 0.05:
+            head = rng.choice(_ABSTAIN[lang])  # abstains although passages were retrieved
+        else:
+            if x < 0.15:  # restated with another number: a contradicted claim
+                first = re.sub(r"\d+", lambda m: str(int(m.group()) * 2), first, count=1)
+            head = f"{_LEAD[lang]} {first} [doc:{top['doc_id']}]"
+    event["content"] = head
+    room = size - _size_of(event) - 1
+    if room > 0:
+        event["content"] = f"{head} {make_content(rng, room, lang, role)}"
+    return event
+
+
 def make_events(
     n: int, size: int, seed: int = 7, turns: int = 6, mix: str = "default"
 ) -> Iterator[dict[str, Any]]:
-    """``n`` ChatEvent dicts: conversations of ``turns`` alternating user/assistant messages,
-    50% English, 30% Dutch, 20% Vietnamese, contents of ``size`` bytes."""
+    """``n`` ChatEvent dicts, in file order: conversations of ``turns`` alternating
+    user/assistant messages, 50% English, 30% Dutch, 20% Vietnamese, one tenant each.
+
+    ``default`` / ``numeric`` mixes: contents of ``size`` bytes (:func:`make_content`). ``rag``:
+    whole events of about ``size`` bytes of JSON; users ask about a drug, every answer carries
+    ``k = max(2, size // 512)`` passages of the leaflet library in ``retrieval`` (the top one on
+    the question's topic) and restates and cites the top passage, ~10% with a wrong number, ~5%
+    abstaining."""
+    if mix not in EVENT_MIXES:
+        raise ValueError(f"unknown mix {mix!r}; one of {EVENT_MIXES}")
     rng = random.Random(seed)
     t0 = datetime(2026, 11, 2, 8, 0, tzinfo=UTC)
     conv = -1
-    lang = "en"
+    lang, tenant, drug, section = "en", TENANTS[0], "paracetamol", "dose"
     for i in range(n):
         turn = i % turns
         if turn == 0:
             conv += 1
-            x = rng.random()
-            lang = "en" if x < 0.5 else "nl" if x < 0.8 else "vi"
+            lang = _LANGUAGES[conv % len(_LANGUAGES)]
+            tenant = rng.choice(TENANTS)
+            drug = rng.choice(list(_DRUGS))
         role = "user" if turn % 2 == 0 else "assistant"
-        yield {
+        event: dict[str, Any] = {
             "schema_version": 1,
             "event_id": f"bench-{i:09d}",
             "conversation_id": f"conv-{conv:08d}",
             "turn_index": turn,
             "timestamp": (t0 + timedelta(seconds=i)).isoformat(),
             "role": role,
-            "content": make_content(rng, size, lang, role, mix),
+            "content": "",
             "language": lang,
-            "tenant": rng.choice(["rivierland", "saigon-clinic"]),
+            "tenant": tenant,
             "model": "medassist-v3",
         }
+        if mix == "rag":
+            if role == "user":
+                section = rng.choice(_SECTIONS)
+            yield _rag_turn(rng, event, size, drug, section)
+        else:
+            event["content"] = make_content(rng, size, lang, role, mix)
+            yield event
 
 
-def write_jsonl(path: Path, events: Iterator[dict[str, Any]]) -> int:
+def write_jsonl(path: Path, events: Iterable[dict[str, Any]]) -> int:
     n = 0
     with open(path, "w", encoding="utf-8") as fh:
         for ev in events:
             fh.write(json.dumps(ev, ensure_ascii=False, separators=(",", ":")) + "\n")
             n += 1
     return n
+
+
+def write_events_file(
+    path: Path,
+    n: int,
+    size: int,
+    *,
+    mix: str = "default",
+    pool: int = 6000,
+    min_bytes: int = 0,
+    turns: int = 6,
+) -> int:
+    """Write ``n`` generated events (more if needed to reach ``min_bytes`` bytes): a pool of
+    distinct events from :func:`make_events`, cycled, each written with its own event id,
+    conversation id (``turns`` consecutive events per conversation, in turn order) and
+    timestamp (one second apart), so the state per conversation grows as in real traffic.
+    Returns the file size in bytes."""
+    count = min(n, pool) if n else pool
+    count = -(-count // turns) * turns  # whole conversations: template i % turns is turn i % turns
+    templates = list(make_events(count, size, seed=size + 1, turns=turns, mix=mix))
+    t0 = datetime(2026, 11, 2, 8, 0, tzinfo=UTC)
+    written = 0
+    i = 0
+    with open(path, "wb") as fh:
+        while i < n or written < min_bytes:
+            ev = dict(templates[i % len(templates)])
+            ev["event_id"] = f"ev-{i:010d}"
+            ev["conversation_id"] = f"conv-{i // turns:09d}"
+            ev["turn_index"] = i % turns
+            ev["timestamp"] = (t0 + timedelta(seconds=i)).isoformat()
+            line = json.dumps(ev, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+            written += fh.write(line + b"\n")
+            i += 1
+    return path.stat().st_size
+
+
+def example_events(n: int) -> Iterator[dict[str, Any]]:
+    """The bundled example log (``examples/chat-events.jsonl``, ~100-byte messages, RAG answers
+    with passages), cycled to ``n`` events with unique event and conversation ids and timestamps
+    moved a day per cycle: the generator the parity and memory tests use."""
+    from tests.support.example_cycle import cycled_example_events
+
+    return cycled_example_events(n)
+
+
+def write_example_file(path: Path, n: int) -> int:
+    """:func:`example_events` as a JSONL file; returns its size in bytes."""
+    write_jsonl(path, example_events(n))
+    return path.stat().st_size
 
 
 # --------------------------------------------------------------------------- machine, timing

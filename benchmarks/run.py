@@ -1,7 +1,8 @@
 """``make bench``: the quick variants of every performance benchmark; ``--full`` for the long ones.
 
     python benchmarks/run.py            # engine choice (4 KiB, 64 KiB, 1 MiB) + throughput --quick
-    python benchmarks/run.py --full     # every size, bigger batches, 200k-event scan, ~1 GB scan
+    python benchmarks/run.py --full     # every size, bigger batches, 200k-event scan, ~1 GB scan,
+                                        # and streaming.py through the broker (hours)
 
 Each benchmark prints markdown tables and writes its raw JSON to ``benchmarks/results/``. Timings
 are never asserted: this is a measurement, not a test. Extra arguments after ``--`` (such as
@@ -29,6 +30,8 @@ def main() -> int:
         ["engine_choice.py", *quick],
         ["throughput.py", *quick, *(["--full", "--profile"] if args.full else [])],
     ]
+    if args.full:  # starts a local broker (deploy/kafka/launcher.py) unless one is given
+        plan.append(["streaming.py", "--profile"])
     failed = 0
     for script, *opts in plan:
         cmd = [sys.executable, str(HERE / script), *opts, *args.extra]

@@ -185,7 +185,7 @@ def profile_scan(rules: C.RulesChoice, n: int, top: int = 30) -> tuple[str, floa
     tmp = Path(tempfile.mkdtemp(prefix="vigil-bench-prof-"))
     try:
         file = tmp / "events.jsonl"
-        write_events_file(file, n, KIB)
+        C.write_events_file(file, n, KIB)
         settings = Settings(rules_dir=rules.path, prompts_file=C.DEFAULT_PROMPTS)
         prof = cProfile.Profile()
         t0 = time.process_time()
@@ -238,61 +238,31 @@ def size_sweep(pipe: Any, budget_bytes: int, repeat: int) -> dict[str, Any]:
 # --------------------------------------------------------------------------- (c) and (d)
 
 
-def write_example_file(path: Path, n: int) -> int:
-    """``n`` events cycled from the bundled example log (realistic sizes, ~100 B), with fresh
-    event and conversation ids per cycle."""
-    src = C.REPO_ROOT / "examples" / "chat-events.jsonl"
-    lines = [json.loads(ln) for ln in src.read_text(encoding="utf-8").splitlines() if ln.strip()]
-    events = [e for e in lines if isinstance(e, dict) and "event_id" in e]
-    with open(path, "w", encoding="utf-8") as fh:
-        for i in range(n):
-            ev = dict(events[i % len(events)])
-            cycle = i // len(events)
-            ev["event_id"] = f"{ev['event_id']}-{cycle}"
-            ev["conversation_id"] = f"{ev.get('conversation_id')}-{cycle}"
-            fh.write(json.dumps(ev, ensure_ascii=False, separators=(",", ":")) + "\n")
-    return path.stat().st_size
-
-
-def write_events_file(path: Path, n: int, size: int, pool: int = 6000, min_bytes: int = 0) -> int:
-    """Write ``n`` events of ``size``-byte content (more if needed to reach ``min_bytes``): a
-    pool of distinct generated events, cycled, with fresh event and conversation ids (so the
-    conversation memory fills up as in real traffic). Returns the file size in bytes."""
-    pool_events = list(C.make_events(min(n, pool) if n else pool, size, seed=size + 1))
-    templates = []
-    for ev in pool_events:
-        ev = {**ev, "event_id": "\x00E", "conversation_id": "\x00C"}
-        templates.append(json.dumps(ev, ensure_ascii=False, separators=(",", ":")))
-    turns = 6
-    written = 0
-    i = 0
-    with open(path, "w", encoding="utf-8") as fh:
-        while i < n or written < min_bytes:
-            line = templates[i % len(templates)]
-            line = line.replace("\x00E", f"ev-{i:010d}", 1).replace(
-                "\x00C", f"conv-{i // turns:09d}", 1
-            )
-            written += fh.write(line + "\n")  # characters; bytes are checked below
-            i += 1
-    return path.stat().st_size
-
-
-def run_vigil_scan(file: Path, out_dir: Path, rules: C.RulesChoice, pin: bool) -> dict[str, Any]:
-    """Run ``vigil scan`` in a child process; wall time, CPU time and peak RSS of the child.
+def run_vigil_scan(
+    file: Path,
+    out_dir: Path,
+    rules: C.RulesChoice,
+    pin: bool,
+    *,
+    cpu: int = 0,
+    env: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """Run ``vigil scan`` in a child process (pinned to ``cpu`` when ``pin``; ``env`` added to
+    its environment); wall time, CPU time and peak RSS of the child.
 
     Peak RSS comes from GNU ``/usr/bin/time -v`` when present, else from
     ``getrusage(RUSAGE_CHILDREN).ru_maxrss`` (the largest child so far: an upper bound)."""
     vigil = Path(sys.executable).with_name("vigil")
     cmd: list[str] = []
     if pin and shutil.which("taskset"):
-        cmd += ["taskset", "-c", "0"]
+        cmd += ["taskset", "-c", str(cpu)]
     gnu_time = Path("/usr/bin/time")
     if gnu_time.exists():
         cmd += [str(gnu_time), "-v"]
     cmd += [str(vigil), "scan", str(file), "--out", str(out_dir), "--no-progress"]
     cmd += ["--rules", str(rules.path)]
     # the child imports this tree's ``services`` (a patched copy of the repository included)
-    env = {**os.environ, "PYTHONPATH": str(C.REPO_ROOT)}
+    env = {**os.environ, **(env or {}), "PYTHONPATH": str(C.REPO_ROOT)}
     ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     res = subprocess.run(cmd, capture_output=True, text=True, env=env)
@@ -338,10 +308,10 @@ def scan_end_to_end(
         file = tmp / "events.jsonl"
         t0 = time.perf_counter()
         if examples:
-            nbytes = write_example_file(file, n)
+            nbytes = C.write_example_file(file, n)
         else:
             # characters undercount bytes (UTF-8), so ``min_bytes`` of characters is enough
-            nbytes = write_events_file(file, n, size, min_bytes=min_bytes)
+            nbytes = C.write_events_file(file, n, size, min_bytes=min_bytes)
         gen_s = time.perf_counter() - t0
         # startup (imports, pack compilation) measured on a one-line file, reported apart
         one = tmp / "one.jsonl"
