@@ -335,40 +335,44 @@ def scan_end_to_end(
 
 
 def memory_per_value(conversations: int = 2000, values: int = 120) -> dict[str, Any]:
-    """Bytes that ``vigil scan``'s conversation memory holds per remembered value (tracemalloc),
-    and what the configured bounds therefore allow in the worst case."""
+    """Bytes that the conversation memory state holds per remembered value (tracemalloc, the
+    encoded values in the shared dataflow's bounded in-memory store, as ``vigil scan`` keeps
+    them), and the worst case its bounds allow (entries × largest value)."""
     import gc
     import tracemalloc
 
-    from services.screening.memory import ConversationMemory, MemoryStore, value_hash
+    from services.dataflow.flow import Dataflow
+    from services.dataflow.state import MemoryStore
+    from services.screening.memory import ConversationMemory, value_hash
     from services.settings import Settings
 
-    limits = Settings().memory_limits
-    store = MemoryStore(limits)
+    settings = Settings()
+    limits = settings.memory_limits
+    spec = Dataflow.memory_spec(settings)
+    store = MemoryStore(spec)
     gc.collect()
     tracemalloc.start()
     before = tracemalloc.get_traced_memory()[0]
     for c in range(conversations):
         mem: ConversationMemory | None = None
         for t in range(3):
-            digests = [value_hash(f"u{c}t{t}v{k}@example.com", b"k") for k in range(values // 3)]
-            mem = (mem or ConversationMemory()).remember(digests, 1.8e9 + t, limits)
+            given = [
+                (value_hash(f"u{c}t{t}v{k}@example.com", b"k"), "pii.email")
+                for k in range(values // 3)
+            ]
+            mem = (mem or ConversationMemory()).remember(given, 1.8e9 + t, limits, turn=t)
         assert mem is not None
-        store.put(f"conv-{c:08d}", mem)
+        store[f"conv-{c:08d}"] = mem.model_dump_json().encode()
     gc.collect()
     used = tracemalloc.get_traced_memory()[0] - before
     tracemalloc.stop()
-    per_value = used / (conversations * values)
-    allowed = limits.max_conversations * limits.max_values
-    total_bound = getattr(limits, "max_total_values", None)  # a bound on all values, if any
-    if total_bound is not None:
-        allowed = min(allowed, total_bound)
+    per_value = used / (conversations * min(values, limits.max_values))
     return {
         "bytes_per_value": per_value,
-        "max_conversations": limits.max_conversations,
+        "max_conversations": spec.max_entries,
         "max_values_per_conversation": limits.max_values,
-        "max_total_values": total_bound,
-        "worst_case_mib": per_value * allowed / MIB,
+        "max_value_bytes": spec.max_value_bytes,
+        "worst_case_mib": spec.max_entries * spec.max_value_bytes / MIB,
     }
 
 
@@ -590,13 +594,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         result["memory_bound"] = e
         print(
             C.md_table(
-                ["bytes/value", "max conversations", "max values each", "max in total", "worst"],
+                ["bytes/value", "max conversations", "max values each", "largest value", "worst"],
                 [
                     [
                         f"{e['bytes_per_value']:.0f}",
                         f"{e['max_conversations']:,}",
                         e["max_values_per_conversation"],
-                        "—" if e["max_total_values"] is None else f"{e['max_total_values']:,}",
+                        f"{e['max_value_bytes']:,} B",
                         f"{e['worst_case_mib']:,.0f} MiB",
                     ]
                 ],
