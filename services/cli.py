@@ -167,6 +167,7 @@ def worker(
     """Run the Faust worker (settings from VIGIL_* environment variables)."""
     import faust
 
+    from services.dataflow.state import StateCeilingError
     from services.streaming.admin import PartitionsError, resolve_partitions
     from services.streaming.app import create_app
 
@@ -180,7 +181,10 @@ def worker(
     if partitions != settings.topic_partitions:
         err.print(f"[yellow]note:[/yellow] {found}")
         settings = settings.model_copy(update={"topic_partitions": partitions})
-    faust_app = create_app(settings)
+    try:
+        faust_app = create_app(settings)
+    except StateCeilingError as exc:
+        raise _fail(str(exc)) from None
     runner = faust.Worker(faust_app, loglevel=loglevel.upper())
     # Faust's terminal spinner sets the root logger to DEBUG so that it can spin on every log
     # record: every debug call of aiokafka and Faust then builds a record (a tenth of the

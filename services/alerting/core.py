@@ -68,8 +68,9 @@ def alerting_specs(cfg: AlertingSettings) -> dict[str, StateSpec]:
             kind="alerts-window-counts",
             max_entries=16,
             ttl_seconds=cfg.window_seconds + cfg.retention_seconds + 3600.0,
-            max_value_bytes=4 * 1024 * 1024,
+            max_value_bytes=cfg.max_value_bytes,
             description="Per input partition: message counts of the open and recent windows.",
+            setting="VIGIL_ALERTS_MAX_VALUE_BYTES",
         ),
         "alerts-detector": StateSpec(
             kind="alerts-detector",
@@ -77,8 +78,9 @@ def alerting_specs(cfg: AlertingSettings) -> dict[str, StateSpec]:
             ttl_seconds=max(
                 30 * 24 * 3600.0, 4.0 * cfg.window_seconds * (cfg.baseline_windows + 2)
             ),
-            max_value_bytes=4 * 1024 * 1024,
+            max_value_bytes=cfg.max_value_bytes,
             description="The detector: series baselines, pending window totals, last window.",
+            setting="VIGIL_ALERTS_MAX_VALUE_BYTES",
         ),
     }
 

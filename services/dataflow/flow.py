@@ -188,6 +188,7 @@ class Dataflow:
             ttl_seconds=settings.memory_max_age_seconds,
             max_value_bytes=32 + settings.memory_max_values * _MEMORY_VALUE_BYTES,
             description="Keyed hashes of the values users gave in their own turns.",
+            setting="VIGIL_MEMORY_MAX_VALUES",
         )
 
     # ------------------------------------------------------------------ helpers
