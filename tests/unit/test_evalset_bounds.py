@@ -23,7 +23,8 @@ from services.evalsets.bounds import CaseBound
 from services.evalsets.cases import MAX_ANSWERS, CaseAccumulator
 from services.evalsets.core import EvalsetCore, evalset_specs
 from services.evalsets.settings import EvalsetSettings
-from services.evalsets.streaming import acc_key
+from services.evalsets.state import ConversationSummary
+from services.evalsets.streaming import JOURNAL, SampleIn, SamplerCore, acc_key
 from services.settings import Settings
 from tests.support.long_conversation import email_of, long_conversation
 from tests.unit.test_evalset_cases import CFG, finding, report, selection
@@ -163,3 +164,28 @@ def test_a_ceiling_over_the_producer_names_its_setting(
     flow = Dataflow(Settings(), clock="wall")
     with pytest.raises(StateCeilingError, match=rf"{kind}: .*max_request_size.*{env}"):
         check_ceilings(flow.specs.values(), 1_000_000)
+
+
+@pytest.mark.parametrize(("limit", "journaled"), [(None, True), (64 * 1024, True), (64, False)])
+def test_a_sampler_commit_over_its_ceiling_goes_without_a_journal(
+    limit: int | None, journaled: bool
+) -> None:
+    raw: dict[str, bytes] = {}
+    core = SamplerCore(
+        CFG,
+        b"key",
+        raw,
+        partitions=1,
+        grace_seconds=0.0,
+        idle_seconds=1.0,
+        check_wait_seconds=0.0,
+        now=0.0,
+        journal_bytes=limit,
+    )
+    summary = ConversationSummary(conversation_id=CID, period=PERIOD, language="vi")
+    msg = SampleIn(kind="summary", summary=summary, partition=0, timestamp=0.0, event_id="e1")
+    core.observe(msg, wall=0.0, mono=0.0)
+    assert core.commit() > 0
+    assert (JOURNAL in raw) is journaled
+    assert limit is None or len(raw.get(JOURNAL, b"")) <= limit
+    assert any(k.startswith("M|") for k in raw) and any(k.startswith("S|") for k in raw)
