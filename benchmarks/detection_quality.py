@@ -750,6 +750,31 @@ def grounding_section(path: Path) -> str:
     )
 
 
+def _block(text: str, name: str) -> str:
+    begin, end = f"<!-- BEGIN {name} -->", f"<!-- END {name} -->"
+    if begin not in text or end not in text:
+        return ""
+    return text.split(begin, 1)[1].split(end, 1)[0].strip()
+
+
+def medical_grounding_section(path: Path) -> str:
+    """Issue 10's figures (the adversarial set per kind × language, baselines, cost, Vietnamese
+    segmentation), copied from ``docs/grounding.md``, where
+    ``python benchmarks/grounding_quality.py --baseline eded159 --write docs/grounding.md``
+    writes the table."""
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    brief, summary = _block(text, "grounding-brief"), _block(text, "grounding-cases-summary")
+    if not summary:
+        return ""
+    return (
+        "\n## Medical grounding on the adversarial set (issue 10)\n\n"
+        "Copied from `docs/grounding.md` (regenerate that first with "
+        "`python benchmarks/grounding_quality.py --baseline eded159 --write docs/grounding.md`; "
+        "the per-method tables and what is weak are there).\n\n"
+        f"{brief}\n\n{summary}\n"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--corpora", type=Path, default=default_corpora(), help="corpora folder")
@@ -764,6 +789,7 @@ def main(argv: list[str] | None = None) -> int:
         unlabelled=scan_unlabelled(args.corpora, engine),
         example_log=example_log_check(REPO_ROOT, engine),
     )
+    text += medical_grounding_section(REPO_ROOT / "docs" / "grounding.md")
     text += grounding_section(REPO_ROOT / "docs" / "grounding.md")
     if args.write:
         args.write.parent.mkdir(parents=True, exist_ok=True)

@@ -19,6 +19,12 @@ B. Conversations of several answers sampled together, with hits correlated withi
    Simulated answer by answer; a uniform draw per conversation stands in for the keyed hash
    (``tests/unit/test_sampling.py`` checks the hash's uniformity).
 C. The sampling rate changed half-way (two sub-strata, Bonferroni-combined by ``RateTracker``).
+D. Few conversations: exactly 1–20 conversations of 1 + Poisson(9) answers checked, hits
+   correlated within a conversation up to ρ = 0.5, fed answer by answer with their conversation
+   ids to ``RateTracker`` (Korn–Graubard with the degrees-of-freedom correction).
+
+A repetition whose rate is not estimable (no answer of a stratum checked) is not an interval: it
+is counted apart and left out of the coverage, never counted as covered.
 """
 
 from __future__ import annotations
@@ -36,6 +42,8 @@ import numpy as np
 from services.estimation import (
     RateEstimate,
     RateTracker,
+    clopper_pearson,
+    cluster_degrees_of_freedom,
     cluster_design_effect,
     estimate_rate,
 )
@@ -55,28 +63,33 @@ class Tally:
     sq_err: float = 0.0
     sq_err_ht: float = 0.0
     estimated: int = 0
-    reps: int = 0
+    n_eff: float = 0.0
 
-    def add(self, est: RateEstimate | None, truth: float) -> None:
-        assert est is not None
-        self.reps += 1
+    def add(self, est: RateEstimate, truth: float) -> None:
+        if not est.estimable:
+            self.no_estimate += 1  # not an interval: neither covered nor missed
+            return
+        assert est.estimate is not None and est.lower is not None and est.upper is not None
+        self.estimated += 1
         self.covered += est.lower - 1e-12 <= truth <= est.upper + 1e-12
         self.width += est.upper - est.lower
-        if est.estimate is None:
-            self.no_estimate += 1
-            return
-        self.estimated += 1
+        self.n_eff += est.effective_sample_size or est.sampled_checked
         self.sq_err += (est.estimate - truth) ** 2
         if est.horvitz_thompson is not None:
             self.sq_err_ht += (est.horvitz_thompson - truth) ** 2
 
     @property
     def coverage(self) -> float:
-        return self.covered / self.reps
+        return self.covered / self.estimated if self.estimated else math.nan
+
+    def coverage_interval(self) -> tuple[float, float]:
+        """Exact 95% interval of the coverage itself (the Monte-Carlo error of the row)."""
+        lo, hi = clopper_pearson(self.covered, self.estimated, 0.95)
+        return lo, hi
 
     @property
     def mean_width(self) -> float:
-        return self.width / self.reps
+        return self.width / self.estimated if self.estimated else math.nan
 
     def rmse(self, ht: bool = False) -> float:
         if not self.estimated:
@@ -87,7 +100,7 @@ class Tally:
 def experiment_a(rng: np.random.Generator, reps: int) -> list[str]:
     rows = [
         "| rate (sampled stratum) | p | N | mean checked (both strata) | coverage | mean width "
-        "| RMSE post-strat. | RMSE HT | no estimate |",
+        "| RMSE post-strat. | RMSE HT | not estimable |",
         "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for theta in (0.005, 0.02, 0.07, 0.2):
@@ -160,8 +173,21 @@ def experiment_b(rng: np.random.Generator, reps: int) -> list[str]:
                     deff_sum += deff
                     big_n_s = conv.size - n_a
                     cp.add(estimate_rate(x_a, n_a, xs, ns, big_n_s, CONFIDENCE), truth)
+                    sizes, hits = m_c[keep].tolist(), y_c[keep].astype(np.int64).tolist()
                     kg.add(
-                        estimate_rate(x_a, n_a, xs, ns, big_n_s, CONFIDENCE, design_effect=deff),
+                        estimate_rate(
+                            x_a,
+                            n_a,
+                            xs,
+                            ns,
+                            big_n_s,
+                            CONFIDENCE,
+                            design_effect=deff,
+                            conversations=len(sizes) if ns else None,
+                            degrees_of_freedom=(
+                                cluster_degrees_of_freedom(sizes, hits) if ns else None
+                            ),
+                        ),
                         truth,
                     )
                 rows.append(
@@ -207,12 +233,62 @@ def experiment_c(rng: np.random.Generator, reps: int) -> list[str]:
     return rows
 
 
+GRID_RATES = (0.02, 0.07, 0.2, 0.5)
+GRID_RHOS = (0.0, 0.1, 0.2, 0.5)
+GRID_CONVERSATIONS = (1, 2, 3, 5, 8, 11, 20)
+GRID_POPULATION = 1_000  # conversations
+
+
+def experiment_d(rng: np.random.Generator, reps: int) -> tuple[list[str], float]:
+    """Few conversations checked; returns the rows and the lowest coverage with >= 2."""
+    rows = [
+        "| rate | ρ | conversations checked | mean answers checked | mean n_eff | coverage "
+        "| 95% interval of the coverage | mean width |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    worst = 1.0
+    for theta in GRID_RATES:
+        for rho in GRID_RHOS:
+            for c in GRID_CONVERSATIONS:
+                tally = Tally()
+                answers = 0
+                for _ in range(reps):
+                    sizes = 1 + rng.poisson(9.0, GRID_POPULATION)
+                    if rho > 0:
+                        a = theta * (1 - rho) / rho
+                        b = (1 - theta) * (1 - rho) / rho
+                        q = rng.beta(a, b, GRID_POPULATION)
+                    else:
+                        q = np.full(GRID_POPULATION, theta)
+                    hits = rng.binomial(sizes, q)
+                    truth = float(hits.sum() / sizes.sum())
+                    p = c / GRID_POPULATION
+                    tracker = RateTracker()
+                    tracker.observe_population("sampled", p, count=int(sizes.sum()))
+                    for conv in rng.choice(GRID_POPULATION, size=c, replace=False).tolist():
+                        m, y = int(sizes[conv]), int(hits[conv])
+                        answers += m
+                        for j in range(m):
+                            tracker.observe("sampled", p, hit=j < y, conversation_id=f"c{conv}")
+                    tally.add(tracker.estimate(CONFIDENCE), truth)
+                lo, hi = tally.coverage_interval()
+                if c >= 2:
+                    worst = min(worst, tally.coverage)
+                rows.append(
+                    f"| {theta} | {rho} | {c} | {answers / reps:.1f} | "
+                    f"{tally.n_eff / tally.estimated:.1f} | {tally.coverage:.3f} | "
+                    f"[{lo:.3f}, {hi:.3f}] | {tally.mean_width:.3f} |"
+                )
+    return rows, worst
+
+
 def render(reps: int, seed: int) -> str:
     rng = np.random.default_rng(seed)
     started = time.perf_counter()
     a = experiment_a(rng, reps)
     b = experiment_b(rng, reps)
     c = experiment_c(rng, reps)
+    d, worst = experiment_d(rng, reps)
     sys.stderr.write(f"simulated in {time.perf_counter() - started:.0f} s\n")
     mc = 1.96 * math.sqrt(CONFIDENCE * (1 - CONFIDENCE) / reps)
     lines = [
@@ -223,17 +299,20 @@ def render(reps: int, seed: int) -> str:
         f"`always` stratum with rate {ALWAYS_RATE}; the truth is the realised rate over all "
         "answers of that population.",
         "",
+        "A repetition whose rate is not estimable (no answer of a stratum checked) has no "
+        "interval: it is counted apart and left out of the coverage, not counted as covered.",
+        "",
         "**A. Independent answers** (post-stratified estimate, Clopper–Pearson interval; RMSE of "
-        "the post-stratified estimate beside plain Horvitz–Thompson; *no estimate*: repetitions "
-        "in which no `sampled`-stratum answer was checked, counted as covered because the "
-        "interval then spans every possible value)",
+        "the post-stratified estimate beside plain Horvitz–Thompson; *not estimable*: "
+        "repetitions in which no `sampled`-stratum answer was checked)",
         "",
         *a,
         "",
         "**B. Conversations sampled together** (2,500 conversations of 1 + Poisson(3) answers, "
         "hit probability per conversation ~ Beta with mean = rate and intra-class correlation ρ; "
         "CP = Clopper–Pearson treating answers as independent, KG = Korn–Graubard with the "
-        "design effect estimated from the checked conversations)",
+        "design effect and the degrees of freedom estimated from the checked conversations, as "
+        "`RateTracker` does)",
         "",
         *b,
         "",
@@ -241,6 +320,17 @@ def render(reps: int, seed: int) -> str:
         "Clopper–Pearson interval at 1 − α/2, bounds added)",
         "",
         *c,
+        "",
+        f"**D. Few conversations checked** ({GRID_POPULATION:,} conversations of 1 + Poisson(9) "
+        "answers, hit probability per conversation ~ Beta with mean = rate and intra-class "
+        "correlation ρ; exactly the given number of conversations checked, at random, fed "
+        "answer by answer with their ids to `RateTracker`: Korn–Graubard with the design "
+        "effect and the degrees of freedom of the checked conversations; no `always` stratum; "
+        "the truth is the realised rate of all answers; *n_eff*: the effective sample size "
+        "after the degrees-of-freedom correction). Lowest coverage with ≥ 2 conversations "
+        f"checked: **{worst:.3f}**.",
+        "",
+        *d,
     ]
     return "\n".join(lines) + "\n"
 

@@ -1,7 +1,23 @@
-"""Grounding quality on public data: HaluEval QA and a constructed PubMedQA set.
+"""Grounding quality: the adversarial medical set (en/nl/vi) and public data (HaluEval QA, a
+constructed PubMedQA set).
 
-Run ``python benchmarks/grounding_quality.py`` (add ``--write docs/grounding.md`` to refresh the
-results section of that file). It prints a markdown section for ``docs/detection-quality.md``.
+Run ``python benchmarks/grounding_quality.py --baseline eded159`` (add ``--write
+docs/grounding.md`` to refresh the results sections of that file; ``--baseline`` adds the check
+of an earlier commit, run from a temporary ``git worktree``). It prints markdown sections for
+``docs/grounding.md``; ``benchmarks/detection_quality.py`` copies the summary into
+``docs/detection-quality.md``.
+
+**The adversarial set** (``tests/data/grounding-cases/{en,nl,vi}.jsonl``, written independently
+of the check; see its README): every answer goes through :class:`services.checking.ClaimChecker`
+as ``vigil scan`` checks it (sample rate 1). An answer is *flagged* when its report has an
+ungrounded claim, a fabricated or an unsupported citation; *critical* when a critical finding is
+raised. A case is judged right when: kinds that must pass are not flagged; kinds that must be
+caught are flagged, and critical where the label says so. Reported per kind × language for the
+``dev`` split (used for tuning) and the ``test`` split (not), with the user's question given to
+the check as the preceding turn's medical context (drugs, population) and without it, beside two
+baselines: *flag every number* (an answer with any number is flagged and critical) and *token
+overlap ≥ .5* (an answer is flagged when a sentence shares less than half of its words with every
+passage; critical when that sentence has a number).
 
 What is measured: whether :func:`services.grounding.check` calls an answer *ungrounded*
 (faithfulness < 1, i.e. at least one claim not grounded in the passage) — precision and recall
@@ -28,7 +44,9 @@ import argparse
 import json
 import random
 import statistics
+import subprocess
 import sys
+import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -50,7 +68,21 @@ from services.grounding import (  # noqa: E402
 from services.grounding.text import claim_units, passage_units  # noqa: E402
 
 CORPORA = ROOT.parent / "shared" / "corpora"
+CASES = ROOT / "tests" / "data" / "grounding-cases"
 BEGIN, END = "<!-- BEGIN grounding-quality -->", "<!-- END grounding-quality -->"
+CBEGIN, CEND = "<!-- BEGIN grounding-cases -->", "<!-- END grounding-cases -->"
+SBEGIN, SEND = "<!-- BEGIN grounding-cases-summary -->", "<!-- END grounding-cases-summary -->"
+MUST_PASS = ("correct_paraphrase", "correct_citation", "correct_dose", "abstention")
+KIND_ORDER = (
+    *MUST_PASS,
+    "wrong_number",
+    "wrong_unit",
+    "wrong_drug",
+    "wrong_population",
+    "polarity_flip",
+    "fabricated_citation",
+    "unsupported_citation",
+)
 THRESHOLDS = [round(i * 0.05, 2) for i in range(21)]
 EPS = 1e-9
 
@@ -333,11 +365,272 @@ def render(section: str) -> str:
     return f"{BEGIN}\n{section}\n{NOTES.strip()}\n{END}"
 
 
-def write_doc(path: Path, block: str) -> None:
+# --------------------------------------------------------------------------- adversarial set
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    language: str
+    kind: str
+    split: str
+    question: str
+    answer: str
+    retrieval: tuple[Passage, ...]
+    citations: tuple[str, ...] | None
+    flagged: bool
+    critical: bool
+
+
+def load_cases(folder: Path = CASES) -> list[Case]:
+    out: list[Case] = []
+    for language in ("en", "nl", "vi"):
+        for row in _jsonl(folder / f"{language}.jsonl"):
+            exp = row["expected"]
+            out.append(
+                Case(
+                    str(row["id"]),
+                    language,
+                    str(row["kind"]),
+                    str(row["split"]),
+                    str(row["question"]),
+                    str(row["answer"]),
+                    tuple(Passage.model_validate(p) for p in row["retrieval"]),  # type: ignore[attr-defined]
+                    tuple(row["citations"]) if row.get("citations") else None,  # type: ignore[arg-type]
+                    bool(exp["flagged"]),  # type: ignore[index]
+                    bool(exp["critical"]),  # type: ignore[index]
+                )
+            )
+    return out
+
+
+def judged_right(case: Case, flagged: bool, critical: bool) -> bool:
+    if not case.flagged:
+        return not flagged
+    return flagged and (critical or not case.critical)
+
+
+def _case_event(case: Case, role: str = "assistant") -> ChatEvent:
+    return ChatEvent(
+        schema_version=1,
+        event_id=f"{case.id}:{role}",
+        conversation_id=case.id,
+        turn_index=1 if role == "assistant" else 0,
+        timestamp=_WHEN,
+        role=role,  # type: ignore[arg-type]
+        content=case.answer if role == "assistant" else case.question,
+        language=case.language,
+        retrieval=list(case.retrieval) if role == "assistant" else None,
+        citations=list(case.citations) if case.citations and role == "assistant" else None,
+    )
+
+
+def run_check(cases: Sequence[Case], *, context: bool) -> dict[str, tuple[bool, bool]]:
+    """``{case id: (flagged, critical)}`` from the real claim checker."""
+    from services.checking import ClaimChecker
+    from services.sampling import SampleDecision
+    from services.settings import Settings
+
+    checker = ClaimChecker(Settings())
+    decision = SampleDecision(sampled=True, stratum="always", inclusion_probability=1.0)
+    out: dict[str, tuple[bool, bool]] = {}
+    for case in cases:
+        ctx = checker.medical_context(_case_event(case, "user")) if context else None
+        checked = checker.check(_case_event(case), decision, context=ctx)
+        r = checked.report
+        flagged = bool(r.ungrounded or r.fabricated_citations or r.unsupported_citations)
+        critical = any(f.severity == "critical" for f in checked.findings)
+        out[case.id] = (flagged, critical)
+    return out
+
+
+#: The check of an earlier commit, run in a process of its own with that tree first on the path:
+#: events on stdin, ``{case id: [flagged, critical]}`` on stdout (the answer alone: earlier
+#: commits take no question context).
+_EARLIER_CHECK = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from schemas.events import ChatEvent
+from services.checking import ClaimChecker
+from services.sampling import SampleDecision
+from services.settings import Settings
+
+checker = ClaimChecker(Settings())
+decision = SampleDecision(sampled=True, stratum="always", inclusion_probability=1.0)
+out = {}
+for row in json.load(sys.stdin):
+    checked = checker.check(ChatEvent.model_validate_json(json.dumps(row)), decision)
+    r = checked.report
+    flagged = bool(r.ungrounded or r.fabricated_citations or r.unsupported_citations)
+    out[row["conversation_id"]] = [flagged, any(f.severity == "critical" for f in checked.findings)]
+print(json.dumps(out))
+"""
+
+
+def run_check_at(commit: str, cases: Sequence[Case]) -> dict[str, tuple[bool, bool]]:
+    """``{case id: (flagged, critical)}`` from the claim checker of ``commit`` (a temporary
+    ``git worktree`` of it, with this tree's virtual environment)."""
+    events = json.dumps([_case_event(c).model_dump(mode="json") for c in cases])
+    with tempfile.TemporaryDirectory(prefix="vigil-base-") as tmp:
+        tree = Path(tmp) / "tree"
+        add = ["git", "worktree", "add", "--detach", str(tree), commit]
+        subprocess.run(add, cwd=ROOT, check=True, capture_output=True)
+        try:
+            done = subprocess.run(
+                [sys.executable, "-c", _EARLIER_CHECK, str(tree)],
+                cwd=tree,
+                input=events,
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+        finally:
+            remove = ["git", "worktree", "remove", "--force", str(tree)]
+            subprocess.run(remove, cwd=ROOT, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"the check at {commit} failed:\n{done.stderr}")
+    raw = json.loads(done.stdout.strip().splitlines()[-1])
+    return {k: (bool(v[0]), bool(v[1])) for k, v in raw.items()}
+
+
+def _numbers(text: str, language: str) -> bool:
+    return bool(quantities(text, language))
+
+
+def baseline_every_number(cases: Sequence[Case]) -> dict[str, tuple[bool, bool]]:
+    out = {}
+    for c in cases:
+        has = _numbers(c.answer, c.language)
+        out[c.id] = (has, has)
+    return out
+
+
+def baseline_overlap(cases: Sequence[Case], threshold: float = 0.5) -> dict[str, tuple[bool, bool]]:
+    from services.grounding.sentences import split_sentences
+    from services.grounding.text import words
+
+    out = {}
+    for c in cases:
+        passages = [set(words(p.text)) for p in c.retrieval]
+        flagged = critical = False
+        for sentence in split_sentences(c.answer, c.language):
+            own = set(words(sentence.text))
+            if not own:
+                continue
+            best = max((len(own & p) / len(own) for p in passages), default=0.0)
+            if best < threshold:
+                flagged = True
+                critical = critical or _numbers(sentence.text, c.language)
+        out[c.id] = (flagged, critical)
+    return out
+
+
+def _rate(rows: Sequence[bool]) -> str:
+    return f"{sum(rows) / len(rows):.2f} ({sum(rows)}/{len(rows)})" if rows else "–"
+
+
+Results = dict[str, dict[str, tuple[bool, bool]]]
+
+
+def case_results(cases: Sequence[Case], baseline: str | None = None) -> Results:
+    """``{method: {case id: (flagged, critical)}}`` for the check and the baselines."""
+    results = {
+        "check": run_check(cases, context=True),
+        "check, no question": run_check(cases, context=False),
+    }
+    if baseline is not None:
+        results[f"check at {baseline} (before issue 10)"] = run_check_at(baseline, cases)
+    results["flag every number"] = baseline_every_number(cases)
+    results["token overlap ≥ .5"] = baseline_overlap(cases)
+    return results
+
+
+def _cell(
+    part: Sequence[Case], res: dict[str, tuple[bool, bool]], kind: str | None, lang: str | None
+) -> str:
+    rows = [
+        judged_right(c, *res[c.id])
+        for c in part
+        if (kind is None or c.kind == kind) and (lang is None or c.language == lang)
+    ]
+    return _rate(rows)
+
+
+def summary_section(cases: Sequence[Case], results: Results) -> str:
+    """The check (with the question's context) per kind × language on both splits, and every
+    method's totals: the summary ``docs/detection-quality.md`` copies."""
+    splits = {s: [c for c in cases if c.split == s] for s in ("dev", "test")}
+    check = results["check"]
+    langs = ("en", "nl", "vi", None)
+    lines = [
+        f"{len(cases)} answers written independently of the check (11 kinds, en/nl/vi); "
+        "rate judged right by `ClaimChecker.check` with the question's medical context. "
+        "*dev* was tuned on, *test* is held out.",
+        "",
+        "| kind | dev en | dev nl | dev vi | dev all | test en | test nl | test vi | test all |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for kind in KIND_ORDER:
+        cells = [_cell(splits[s], check, kind, lang) for s in splits for lang in langs]
+        lines.append(f"| {kind} | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "| method | dev | test | correct doses flagged (dev) | (test) |",
+        "|---|---|---|---|---|",
+    ]
+    for method, res in results.items():
+        flagged = [
+            _rate([res[c.id][0] for c in splits[s] if c.kind == "correct_dose"]) for s in splits
+        ]
+        totals = [_cell(splits[s], res, None, None) for s in splits]
+        lines.append(f"| {method} | " + " | ".join(totals + flagged) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def cases_section(cases: Sequence[Case], results: Results, baseline: str | None = None) -> str:
+    lines = [
+        "### The adversarial medical set (tests/data/grounding-cases)",
+        "",
+        f"{len(cases)} answers, 11 kinds × en/nl/vi, written independently of the check (see "
+        "its README). Rate of answers judged right (flagged / critical as labelled; must-pass "
+        "kinds not flagged at all). *check*: `ClaimChecker.check` with the medical context of "
+        "the user's question (the preceding turn); *check, no question*: the answer alone"
+        + (
+            f"; *check at {baseline}*: the check of main before issue 10, the answer alone."
+            if baseline
+            else "."
+        ),
+        "",
+    ]
+    for split in ("dev", "test"):
+        part = [c for c in cases if c.split == split]
+        lines += [
+            f"**{split}** split" + (" (tuned on)" if split == "dev" else " (held out)"),
+            "",
+            "| kind | method | en | nl | vi | all |",
+            "|---|---|---|---|---|---|",
+        ]
+        for kind in KIND_ORDER:
+            for method, res in results.items():
+                cells = [_cell(part, res, kind, lang) for lang in ("en", "nl", "vi", None)]
+                label = kind if method == "check" else ""
+                lines.append(f"| {label} | {method} | " + " | ".join(cells) + " |")
+        for method, res in results.items():
+            rows = [judged_right(c, *res[c.id]) for c in part]
+            false_flags = [res[c.id][0] for c in part if c.kind == "correct_dose"]
+            lines.append(
+                f"| **all** | {method} | | | | {_rate(rows)}; correct doses flagged "
+                f"{_rate(false_flags)} |"
+            )
+        lines.append("")
+    return "\n".join(lines)
+
+
+def write_doc(path: Path, block: str, begin: str = BEGIN, end: str = END) -> None:
     text = path.read_text(encoding="utf-8") if path.exists() else ""
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        _, tail = rest.split(END, 1)
+    if begin in text and end in text:
+        head, rest = text.split(begin, 1)
+        _, tail = rest.split(end, 1)
         text = head + block + tail
     else:
         text = (text.rstrip() + "\n\n" if text else "") + "## Measured quality\n\n" + block + "\n"
@@ -346,8 +639,23 @@ def write_doc(path: Path, block: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--write", type=Path, help="replace the results section of this file")
+    parser.add_argument("--write", type=Path, help="replace the results sections of this file")
+    parser.add_argument("--cases-only", action="store_true", help="only the adversarial set")
+    parser.add_argument(
+        "--baseline", metavar="COMMIT", help="also run the check of this earlier commit"
+    )
     args = parser.parse_args(argv)
+    cases = load_cases()
+    results = case_results(cases, args.baseline)
+    cases_block = f"{CBEGIN}\n{cases_section(cases, results, args.baseline)}\n{CEND}"
+    summary_block = f"{SBEGIN}\n{summary_section(cases, results)}{SEND}"
+    print(summary_block)
+    print(cases_block)
+    if args.write:
+        write_doc(args.write, summary_block, SBEGIN, SEND)
+        write_doc(args.write, cases_block, CBEGIN, CEND)
+    if args.cases_only:
+        return 0
     config = GroundingConfig(support_threshold=0.0)  # support is thresholded here, per t
     items: list[Item] = [*halueval(), *pubmedqa()]
     scored = [score(it, config) for it in items]

@@ -5,6 +5,7 @@ regenerates them and a test fails when they drift.
 """
 
 from schemas.alerts import Alert, DetectorSettings
+from schemas.estimates import PopulationEstimates, RateEstimate
 from schemas.evalset import EvalCase, EvalLabel
 from schemas.events import (
     SCHEMA_VERSION,
@@ -50,6 +51,8 @@ __all__ = [
     "GroundingReport",
     "JudgeLabel",
     "Passage",
+    "PopulationEstimates",
+    "RateEstimate",
     "Role",
     "Severity",
 ]

@@ -8,6 +8,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from schemas.alerts import Alert
+from schemas.estimates import PopulationEstimates
 from schemas.evalset import EvalCase, EvalLabel
 from schemas.events import ChatEvent
 from schemas.outputs import DeadLetter, Finding
@@ -31,6 +32,7 @@ MODELS: dict[str, type[BaseModel]] = {
     "EvalCase": EvalCase,
     "EvalLabel": EvalLabel,
     "Alert": Alert,
+    "PopulationEstimates": PopulationEstimates,
 }
 
 

@@ -15,6 +15,11 @@ __all__ = [
     "ClaimVerdict",
     "GroundingReport",
     "JudgeLabel",
+    "MedicalCheck",
+    "MedicalContext",
+    "MedicalReading",
+    "NumberRange",
+    "PassageClaim",
 ]
 
 ClaimStatus = Literal["supported", "contradicted", "unknown", "conflict"]
@@ -44,6 +49,85 @@ class ClaimVerdict(_Out):
     )
 
 
+Polarity = Literal[
+    "contraindicated", "avoid", "not_recommended", "caution", "allowed", "recommended"
+]
+
+
+class NumberRange(_Out):
+    """``low``..``high`` (equal for one value); ``kind`` ``max``: up to ``high``; ``min``: from
+    ``low``."""
+
+    low: float
+    high: float
+    kind: Literal["exact", "max", "min"] = "exact"
+
+
+class MedicalReading(_Out):
+    """A dose or contraindication statement read into its parts (answer or passage sentence).
+
+    Amounts are normalised: mass in ``mg``, volume in ``ml``, ``IU``, ``tablet``, ``drop``, per
+    body weight ``mg/kg``; ``frequency`` is doses per day (an interval of 8 h is 3 a day)."""
+
+    kind: Literal["dose", "contraindication"]
+    drugs: list[str] = Field(description="INNs (lower case); empty when no drug was named.")
+    drug_source: Literal["stated", "context", "passage"] | None = Field(
+        description="Named in the sentence, in an earlier sentence, or taken from the cited "
+        "passages (the answer did not name it)."
+    )
+    populations: list[str] = Field(
+        description="adult, child, elderly, adolescent, pregnancy, breastfeeding, renal, hepatic"
+    )
+    age_years: NumberRange | None = Field(default=None, description="Age range, in years.")
+    amount: NumberRange | None = None
+    unit: str | None = Field(default=None, description="mg, ml, IU, tablet, drop, mg/kg, ...")
+    basis: Literal["dose", "day", "week"] | None = Field(
+        default=None, description="Per dose, per day (24 h) or per week; None when not stated."
+    )
+    qualifier: Literal["max", "min", "start", "usual"] | None = None
+    frequency_per_day: NumberRange | None = None
+    polarity: Polarity = Field(description="What the statement says about using the drug.")
+    conditions: list[str] = Field(
+        default_factory=list, description="Conditions and risk groups the statement is about."
+    )
+    summary: str = Field(description="One line for a clinician: `max 4000 mg per 24 h`.")
+
+
+class MedicalContext(_Out):
+    """What the user's preceding turn says about who and what the answer is about: the drugs it
+    names and the population it describes ("my 6-year-old", "I am 79", "my eGFR is 25", "I am
+    pregnant"). Derived data only — no chat text — so a runner can keep it per conversation."""
+
+    drugs: list[str] = Field(default_factory=list, max_length=16)
+    populations: list[str] = Field(default_factory=list, max_length=16)
+    age_min_years: float | None = None
+    age_max_years: float | None = None
+
+
+class PassageClaim(_Out):
+    """A passage's reading that supports or contradicts an answer's."""
+
+    doc_id: str
+    sentence: str = Field(description="The passage sentence it was read from.")
+    reading: MedicalReading
+
+
+class MedicalCheck(_Out):
+    """One structured reading of an answer sentence compared with the passages' readings about
+    the same drug (and population): the claim-support semantics of §5."""
+
+    status: ClaimStatus
+    reading: MedicalReading
+    supporting: list[PassageClaim] = Field(default_factory=list)
+    contradicting: list[PassageClaim] = Field(
+        default_factory=list, description="Passage readings that say otherwise (first = closest)."
+    )
+    explanation: str = Field(
+        description="For the reviewer: `answer: 4000 mg per dose; passage pil-x: max 4000 mg per "
+        "24 h`."
+    )
+
+
 class ClaimCheck(_Out):
     """One atomic claim (sentence) of an answer checked against the retrieved passages."""
 
@@ -62,6 +146,11 @@ class ClaimCheck(_Out):
     )
     cited_docs: list[str] = Field(default_factory=list)
     judge: JudgeLabel | None = Field(default=None, description="None when the judge was not asked.")
+    medical: list[MedicalCheck] = Field(
+        default_factory=list,
+        description="Structured dose / contraindication readings and their comparison; when "
+        "present they decide `grounded` (with any numbers they did not use).",
+    )
 
 
 class CitationIssue(_Out):

@@ -17,14 +17,17 @@ from pydantic import BaseModel, ConfigDict
 
 from schemas.events import ChatEvent
 from schemas.outputs import Category, Finding, Severity
-from schemas.verdicts import ClaimCheck, GroundingReport, JudgeLabel
+from schemas.verdicts import ClaimCheck, GroundingReport, JudgeLabel, MedicalContext
 from services.grounding import (
     FactRegistry,
     GroundingConfig,
+    PassageCache,
     check,
     claims_for_judge,
     critical_claims,
     load_extractors,
+    load_lexicon,
+    medical_context,
 )
 from services.judge import JudgeConfig, JudgeRequest
 from services.sampling import SampleDecision, Sampler
@@ -89,6 +92,13 @@ class ClaimChecker:
     def __init__(self, settings: Settings) -> None:
         self.registry = FactRegistry.load([settings.facts_dir])
         self.extractors = load_extractors([settings.extractors_dir])
+        self.lexicon = load_lexicon(settings.grounding_lexicon_dir)
+        #: Prepared passages, shared by every answer this process checks (scan and worker).
+        self.cache = PassageCache(
+            max_entries=settings.grounding_cache_entries,
+            max_bytes=settings.grounding_cache_bytes,
+            ttl_seconds=settings.grounding_cache_ttl_seconds,
+        )
         overrides: dict[str, object] = {}
         if settings.support_threshold is not None:
             overrides["support_threshold"] = settings.support_threshold
@@ -102,8 +112,17 @@ class ClaimChecker:
             return None
         return self.sampler.decide(event.conversation_id, findings)
 
-    def judge_requests(self, event: ChatEvent) -> list[JudgeRequest]:
-        pairs = claims_for_judge(event, self.config, self.registry)
+    def judge_requests(
+        self, event: ChatEvent, context: MedicalContext | None = None
+    ) -> list[JudgeRequest]:
+        pairs = claims_for_judge(
+            event,
+            self.config,
+            self.registry,
+            lexicon=self.lexicon,
+            cache=self.cache,
+            context=context,
+        )
         return [
             JudgeRequest(premise=premise, hypothesis=claim, language=event.base_language)
             for claim, premise in pairs
@@ -115,9 +134,12 @@ class ClaimChecker:
         decision: SampleDecision,
         judge_results: dict[str, JudgeLabel] | None = None,
         screened: list[Finding] | None = None,
+        context: MedicalContext | None = None,
     ) -> Checked:
         """Check one sampled answer. ``screened`` are the answer's screening findings: values
-        they matched (personal data, secrets) are masked in the report's texts as in findings."""
+        they matched (personal data, secrets) are masked in the report's texts as in findings.
+        ``context``: drugs and population of the user's preceding turn
+        (:meth:`medical_context`), when the runner keeps it."""
         report = check(
             event,
             self.registry,
@@ -126,15 +148,26 @@ class ClaimChecker:
             inclusion_probability=decision.inclusion_probability,
             stratum=decision.stratum,
             judge_results=judge_results,
+            lexicon=self.lexicon,
+            cache=self.cache,
+            context=context,
         )
         report = _redact(report, event, screened or [])
         return Checked(report, self._findings(event, report))
+
+    def medical_context(self, event: ChatEvent) -> MedicalContext:
+        """Drugs and population a user turn states, for the answer after it."""
+        return medical_context(event.content, event.language, self.lexicon)
 
     def _findings(self, event: ChatEvent, report: GroundingReport) -> list[Finding]:
         out: list[Finding] = []
         for claim in critical_claims(report):
             rule = f"grounding.ungrounded_{claim.kind}"
-            why = "not grounded in the retrieved passages"
+            off = [m for m in claim.medical if m.status != "supported"]
+            if off:
+                why = "; ".join(f"{m.status}: {m.explanation}" for m in off)
+            else:
+                why = "not grounded in the retrieved passages"
             if claim.numbers_missing:
                 why += f"; numbers missing: {', '.join(claim.numbers_missing)}"
             out.append(self._finding(event, rule, claim.start, claim.end, claim.text, why))
@@ -205,7 +238,23 @@ def _redact(report: GroundingReport, event: ChatEvent, screened: list[Finding]) 
 
     def claim(c: ClaimCheck) -> ClaimCheck:
         missing = [mask_number(n) for n in c.numbers_missing]
-        return c.model_copy(update={"text": mask(c.text), "numbers_missing": missing})
+        medical = [
+            m.model_copy(
+                update={
+                    "explanation": mask(m.explanation),
+                    "supporting": [
+                        p.model_copy(update={"sentence": mask(p.sentence)}) for p in m.supporting
+                    ],
+                    "contradicting": [
+                        p.model_copy(update={"sentence": mask(p.sentence)}) for p in m.contradicting
+                    ],
+                }
+            )
+            for m in c.medical
+        ]
+        return c.model_copy(
+            update={"text": mask(c.text), "numbers_missing": missing, "medical": medical}
+        )
 
     return report.model_copy(
         update={

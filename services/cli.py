@@ -141,7 +141,7 @@ def _print_summary(s: dict[str, object], out_dir: Path) -> None:
     out.print(table)
     out.print(
         f"outputs in {out_dir}/: findings.jsonl verdicts.jsonl review.jsonl evalset.jsonl "
-        "dead_letters.jsonl metrics.prom "
+        "dead_letters.jsonl estimates.json metrics.prom "
         "summary.json"
     )
 
@@ -154,9 +154,18 @@ def _pair(by_stratum: object) -> str:
 def _estimate(est: object) -> str:
     if not isinstance(est, dict):
         return "n/a"
-    point = est.get("estimate")
-    text = "n/a" if point is None else f"{point:.3f}"
-    return f"{text} [{est['lower']:.3f}, {est['upper']:.3f}]"
+    if not est.get("estimable"):
+        why = {
+            "no-answers": "no answers",
+            "unchecked-stratum": "answers counted, none checked",
+            "unchecked-always": "always-checked answers not checked",
+        }.get(str(est.get("not_estimable")), "")
+        return f"not estimable ({why})" if why else "not estimable"
+    text = f"{est['estimate']:.3f} [{est['lower']:.3f}, {est['upper']:.3f}]"
+    n_eff = est.get("effective_sample_size")
+    if est.get("method") == "korn-graubard" and n_eff is not None:
+        text += f" (n_eff {n_eff:.0f})"
+    return text
 
 
 @app.command()
@@ -284,6 +293,26 @@ def rules_test(
         f"{len(packs)} packs, {rules} rules, {total} examples: "
         f"{total - failed} passed, {failed} failed"
     )
+    from services.grounding.medical import LexiconError, load_lexicon
+    from services.grounding.medical.examples import run_lexicon_examples
+
+    try:
+        lexicon = load_lexicon(settings.grounding_lexicon_dir)
+    except LexiconError as exc:
+        raise _fail(str(exc)) from None
+    lex_total = lex_failed = 0
+    for ex in run_lexicon_examples(lexicon):
+        lex_total += 1
+        if not ex.ok:
+            lex_failed += 1
+            out.print(f"[red]FAIL[/red] {ex.file} {ex.entry}: {ex.text!r}: {ex.detail}")
+        elif verbose:
+            out.print(f"ok   {ex.file} {ex.entry}: {ex.text!r}")
+    out.print(
+        f"grounding lexicons, {lex_total} examples: {lex_total - lex_failed} passed, "
+        f"{lex_failed} failed"
+    )
+    failed += lex_failed
     if failed:
         raise typer.Exit(1)
 

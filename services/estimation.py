@@ -1,4 +1,4 @@
-r"""Population rates from sampled checks, with exact confidence intervals (SPEC §5).
+r"""Population rates from sampled checks, with confidence intervals (SPEC §5).
 
 The claim-support checks run on a sample of assistant answers (``services.sampling``): every
 answer of the ``always`` stratum, and a keyed-hash sample with probability ``p`` of the rest. This
@@ -34,20 +34,28 @@ Interval
         upper = (x_a + min(N_s − (n_s − x_s),  N_s·hi)) / N
 
     (the ``max``/``min`` only use what is certain: the hits seen are in the population, and so
-    are the non-hits seen). Degenerate cases: ``n_s = N_s`` (everything checked) → the point;
-    ``n_s = 0 < N_s`` (nothing known of the stratum, e.g. rate 0) → ``[x_a/N, (x_a+N_s)/N]``
-    and no point estimate; ``N = 0`` → no estimate at all (``None``).
+    are the non-hits seen). ``n_s = N_s`` (everything checked) gives the point itself.
+
+Not estimable
+    ``N = 0``, or answers of a stratum counted and none of them checked (e.g. rate 0): nothing is
+    known of those answers, so there is no estimate and no interval — only the counts and the
+    reason (:class:`~schemas.estimates.RateEstimate` with ``estimable = false``). An interval of
+    [0, 1] would "cover" every rate and say nothing; it is not given as if it were an estimate.
 
 Conversations are sampled together
     The hash is per conversation, so the ``sampled``-stratum answers of one conversation are
     checked together (a cluster sample). When answers of one conversation are alike (one bad
     retrieval spoils several answers), ``x_s`` varies more than a binomial and a plain
     Clopper–Pearson interval is too narrow. :class:`RateTracker` therefore accepts the
-    conversation id of each checked answer and estimates the design effect ``deff`` of the ratio
-    estimator (linearisation over conversations), then applies the Korn–Graubard (1998) interval:
-    Clopper–Pearson with effective sample size ``n* = n_s / deff`` and ``x* = x_s / deff``. With
-    one answer per conversation (or no ids given) ``deff = 1`` and the interval is exactly
-    Clopper–Pearson; with clustering it is approximate, validated by simulation
+    conversation id of each checked answer, estimates the design effect ``deff`` of the ratio
+    over the ``k`` conversations (linearisation) and applies the Korn–Graubard (1998) interval:
+    Clopper–Pearson on the effective sample size ``n* = n_s / deff`` (``x* = x_s / deff``) with
+    their degrees-of-freedom correction ``n*_df = n* · (t_{n_s−1} / t_{k−1})²`` (``t_d``: the
+    ``1 − α/2`` quantile of Student's t with ``d`` degrees of freedom). A variance estimated from
+    ``k`` conversations has ``k − 1`` degrees of freedom; with few conversations it is itself
+    uncertain, and the correction widens the interval accordingly. With one answer per
+    conversation ``k = n_s``: ``deff = 1``, the factor is 1, and the interval is exactly
+    Clopper–Pearson. With clustering it is approximate, validated by simulation
     (``benchmarks/estimator_coverage.py``, ``docs/sampling.md``).
 
 Several sampling rates
@@ -63,63 +71,31 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field
-
+from schemas.estimates import EstimateMethod, NotEstimable, RateEstimate
 from services.sampling import Stratum
 
 __all__ = [
+    "DEFAULT_MAX_CONVERSATIONS",
+    "ClusterSums",
     "EstimateMethod",
+    "KornGraubard",
     "RateEstimate",
     "RateTracker",
     "clopper_pearson",
+    "cluster_degrees_of_freedom",
     "cluster_design_effect",
     "estimate_rate",
     "horvitz_thompson_rate",
+    "korn_graubard",
 ]
 
-#: ``census``: every answer checked, no sampling error. ``clopper-pearson``: exact binomial
-#: interval (design effect 1). ``korn-graubard``: Clopper–Pearson on the effective sample size
-#: (design effect > 1, conversations sampled together). ``no-sample``: some answers belong to a
-#: stratum of which none was checked; the interval covers every value they could take and there
-#: is no point estimate.
-EstimateMethod = Literal["census", "clopper-pearson", "korn-graubard", "no-sample"]
-
-_BOUND_TOLERANCE = 1e-12
-
-
-class RateEstimate(BaseModel):
-    """A population rate with its confidence interval and the counts behind it.
-
-    ``estimate`` is ``None`` when a stratum with answers had none checked (the rate is then not
-    estimable; ``lower``/``upper`` still bound it). ``population`` = every assistant answer seen
-    (``always_population + sampled_population``); ``checked`` and ``hits`` count the checked
-    answers and those with the property, over both strata.
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    estimate: float | None = Field(ge=0.0, le=1.0)
-    lower: float = Field(ge=0.0, le=1.0)
-    upper: float = Field(ge=0.0, le=1.0)
-    confidence: float = Field(gt=0.0, lt=1.0)
-    population: int = Field(ge=1)
-    checked: int = Field(ge=0)
-    hits: int = Field(ge=0)
-    method: EstimateMethod
-    horvitz_thompson: float | None = Field(
-        default=None, ge=0.0, description="Σ y_i/π_i / N over checked answers; may exceed 1."
-    )
-    design_effect: float = Field(default=1.0, ge=1.0, description="Largest deff applied.")
-    always_population: int = Field(ge=0)
-    always_checked: int = Field(ge=0)
-    always_hits: int = Field(ge=0)
-    sampled_population: int = Field(ge=0)
-    sampled_checked: int = Field(ge=0)
-    sampled_hits: int = Field(ge=0)
+#: Conversations whose checked-answer counts a tracker keeps (for the design effect) by default.
+DEFAULT_MAX_CONVERSATIONS = 200_000
 
 
 # --- validation helpers ---------------------------------------------------------------------
@@ -211,18 +187,93 @@ def horvitz_thompson_rate(
     return None if n == 0 else total / n
 
 
-def _deff_from_sums(k: int, sm: int, sy: int, smm: int, syy: int, smy: int) -> float:
-    """Design effect of the ratio ``Σy/Σm`` over ``k`` clusters from integer sums (see below)."""
-    if sm == 0:
-        return 1.0
-    max_deff = smm / sm  # every answer of a conversation alike: n* = (Σm)² / Σm²
-    if k <= 1 or sy in (0, sm):
-        return max(1.0, max_deff)
-    # Σ_c (y_c − r·m_c)² · sm², with r = sy/sm, in exact integer arithmetic.
-    ss_scaled = syy * sm * sm - 2 * sy * smy * sm + sy * sy * smm
-    # v_clu = k/(k−1) · ss / sm²;  v_srs = r(1−r)/sm;  deff = v_clu / v_srs.
-    deff = (k / (k - 1)) * ss_scaled / (sm * sy * (sm - sy))
-    return min(max(deff, 1.0), max(1.0, max_deff))
+@dataclass
+class ClusterSums:
+    """Integer sums over the conversations of a cluster sample, updated one answer at a time.
+
+    ``k`` conversations with ``m_c`` checked answers and ``y_c`` hits each; ``sm = Σm``,
+    ``sy = Σy`` and the power sums the design effect and its degrees of freedom need. Exact
+    (Python integers), so the variance terms below do not cancel catastrophically.
+    """
+
+    k: int = 0
+    sm: int = 0
+    sy: int = 0
+    # Σ m^a y^b for a + b = 2 and a + b = 4
+    smm: int = 0
+    smy: int = 0
+    syy: int = 0
+    m4: int = 0
+    m3y: int = 0
+    m2y2: int = 0
+    my3: int = 0
+    y4: int = 0
+
+    def move(self, old: tuple[int, int], new: tuple[int, int]) -> None:
+        """Conversation ``(m, y)`` became ``new`` (``old = (0, 0)``: a new conversation)."""
+        for (m, y), sign in ((old, -1), (new, 1)):
+            if m == 0:
+                continue
+            self.k += sign
+            self.sm += sign * m
+            self.sy += sign * y
+            self.smm += sign * m * m
+            self.smy += sign * m * y
+            self.syy += sign * y * y
+            self.m4 += sign * m**4
+            self.m3y += sign * m**3 * y
+            self.m2y2 += sign * m * m * y * y
+            self.my3 += sign * m * y**3
+            self.y4 += sign * y**4
+
+    def _residual_moments(self) -> tuple[int, int]:
+        """``(Σe², Σe⁴)`` of ``e_c = y_c·Σm − Σy·m_c`` (the residuals ``y_c − r·m_c`` times Σm)."""
+        a, b = self.sm, self.sy
+        s2 = a * a * self.syy - 2 * a * b * self.smy + b * b * self.smm
+        s4 = (
+            a**4 * self.y4
+            - 4 * a**3 * b * self.my3
+            + 6 * a * a * b * b * self.m2y2
+            - 4 * a * b**3 * self.m3y
+            + b**4 * self.m4
+        )
+        return s2, s4
+
+    def design_effect(self) -> float:
+        """Design effect of the ratio ``Σy/Σm`` (see :func:`cluster_design_effect`)."""
+        if self.sm == 0:
+            return 1.0
+        max_deff = max(1.0, self.smm / self.sm)  # all answers of a conversation alike
+        if self.k <= 1 or self.sy in (0, self.sm):
+            return max_deff
+        s2, _ = self._residual_moments()
+        # v_clu = k/(k−1) · Σe_c² / (Σm)⁴ (e scaled by Σm);  v_srs = r(1−r)/Σm;  deff = ratio.
+        deff = (self.k / (self.k - 1)) * s2 / (self.sm * self.sy * (self.sm - self.sy))
+        return min(max(deff, 1.0), max_deff)
+
+    def degrees_of_freedom(self) -> float:
+        """Degrees of freedom of the between-conversation variance (see
+        :func:`cluster_design_effect`); 1 for a single conversation."""
+        k = self.k
+        if k <= 1:
+            return 1.0
+        if k == self.sm:  # one answer per conversation: no clustering to estimate
+            return float(k - 1)
+        s2, s4 = self._residual_moments()
+        if s2 == 0:  # no variation: the conservative maximum design effect is used anyway
+            return float(k - 1)
+        return min(float(k - 1), max(1.0, 3.0 * (s2 * s2 / s4) - 2.0))
+
+
+def _cluster_sums(sizes: Iterable[int], hits: Iterable[int]) -> ClusterSums:
+    sums = ClusterSums()
+    for m, y in zip(sizes, hits, strict=True):
+        m = _count("size", m)
+        y = _count("hits", y)
+        if y > m:
+            raise ValueError(f"hits ({y}) exceed size ({m}) of a conversation")
+        sums.move((0, 0), (m, y))
+    return sums
 
 
 def cluster_design_effect(sizes: Iterable[int], hits: Iterable[int]) -> float:
@@ -240,32 +291,115 @@ def cluster_design_effect(sizes: Iterable[int], hits: Iterable[int]) -> float:
     >>> cluster_design_effect([3, 3, 3, 3], [3, 0, 0, 3])
     3.0
     """
-    k = sm = sy = smm = syy = smy = 0
-    for m, y in zip(sizes, hits, strict=True):
-        m = _count("size", m)
-        y = _count("hits", y)
-        if y > m:
-            raise ValueError(f"hits ({y}) exceed size ({m}) of a conversation")
-        if m == 0:
-            continue
-        k += 1
-        sm += m
-        sy += y
-        smm += m * m
-        syy += y * y
-        smy += m * y
-    return _deff_from_sums(k, sm, sy, smm, syy, smy)
+    return _cluster_sums(sizes, hits).design_effect()
+
+
+def cluster_degrees_of_freedom(sizes: Iterable[int], hits: Iterable[int]) -> float:
+    """Degrees of freedom of the between-conversation variance behind the design effect.
+
+    ``k − 1`` for ``k`` conversations (Korn–Graubard), lowered when a few conversations carry the
+    variance — typically a rare property whose hits sit in one or two conversations: then the
+    design effect rests on those few and is itself very uncertain. The effective degrees of
+    freedom of ``Σe_c²`` (``e_c = y_c − r·m_c``) are estimated as ``3·(Σe²)²/Σe⁴ − 2``, which is
+    ``k`` for normal residuals (fourth moment ``3σ⁴``) and falls to 1 when one conversation
+    carries all of it; the result is clipped to ``[1, k − 1]``. One answer per conversation (no
+    clustering to estimate) or no variation at all gives ``k − 1``; one conversation gives 1.
+
+    >>> cluster_degrees_of_freedom([10] * 5, [3, 2, 4, 3, 2])
+    4.0
+    >>> round(cluster_degrees_of_freedom([10] * 20, [6] + [0] * 19), 2)
+    1.32
+    """
+    return _cluster_sums(sizes, hits).degrees_of_freedom()
+
+
+class KornGraubard(NamedTuple):
+    """A Korn–Graubard interval and the effective sample size it was computed on."""
+
+    lower: float
+    upper: float
+    effective_n: float
+
+
+def korn_graubard(
+    hits: int,
+    n: int,
+    design_effect: float = 1.0,
+    degrees_of_freedom: float | None = None,
+    confidence: float = 0.95,
+) -> KornGraubard:
+    """Korn–Graubard interval for ``hits / n`` from a cluster sample.
+
+    Clopper–Pearson on ``n*_df = n / deff · (t_{n−1} / t_df)²`` trials with ``hits · n*_df / n``
+    successes. ``degrees_of_freedom`` is that of the variance behind the design effect: ``k − 1``
+    for ``k`` conversations, or :func:`cluster_degrees_of_freedom`; None (answers independent) or
+    ``n − 1`` leaves the factor at 1.
+
+    >>> round(korn_graubard(20, 200, 2.0, 9).effective_n, 2)
+    75.99
+    >>> korn_graubard(7, 100)[:2] == clopper_pearson(7, 100)
+    True
+    """
+    c = _confidence(confidence)
+    if n <= 0 or not 0 <= hits <= n:
+        raise ValueError(f"need 0 <= hits <= n and n > 0, got hits={hits!r}, n={n!r}")
+    if not math.isfinite(design_effect) or design_effect < 1.0:
+        raise ValueError(f"design_effect must be >= 1, got {design_effect!r}")
+    n_eff = n / design_effect
+    if degrees_of_freedom is not None:
+        if not math.isfinite(degrees_of_freedom) or degrees_of_freedom < 1.0:
+            raise ValueError(f"degrees_of_freedom must be >= 1, got {degrees_of_freedom!r}")
+        if degrees_of_freedom < n - 1:
+            from scipy.special import stdtrit  # lazily, as in clopper_pearson
+
+            q = 1.0 - (1.0 - c) / 2
+            n_eff *= (float(stdtrit(n - 1, q)) / float(stdtrit(degrees_of_freedom, q))) ** 2
+    if n_eff == n:
+        lo, hi = clopper_pearson(hits, n, c)
+    else:
+        lo, hi = clopper_pearson(min(n_eff, hits * n_eff / n), n_eff, c)
+    return KornGraubard(lo, hi, n_eff)
 
 
 @dataclass(frozen=True)
 class _Part:
-    """One sampled sub-stratum: its size, checks, hits, inclusion probability, design effect."""
+    """One sampled sub-stratum: its size, checks, hits, inclusion probability, design effect and
+    the number of conversations its checks came from (None: answers taken as independent)."""
 
     population: int
     checked: int
     hits: int
     probability: float | None
     deff: float = 1.0
+    conversations: int | None = None
+    degrees_of_freedom: float | None = None
+
+
+def _not_estimable(
+    reason: NotEstimable,
+    confidence: float,
+    always: tuple[int, int, int],
+    parts: Sequence[_Part],
+) -> RateEstimate:
+    n_a, c_a, x_a = always
+    return RateEstimate(
+        estimable=False,
+        not_estimable=reason,
+        estimate=None,
+        lower=None,
+        upper=None,
+        confidence=confidence,
+        method="not-estimable",
+        population=n_a + sum(p.population for p in parts),
+        checked=c_a + sum(p.checked for p in parts),
+        hits=x_a + sum(p.hits for p in parts),
+        always_population=n_a,
+        always_checked=c_a,
+        always_hits=x_a,
+        sampled_population=sum(p.population for p in parts),
+        sampled_checked=sum(p.checked for p in parts),
+        sampled_hits=sum(p.hits for p in parts),
+    )
 
 
 def _combine(
@@ -274,7 +408,7 @@ def _combine(
     always_hits: int,
     parts: Sequence[_Part],
     confidence: float,
-) -> RateEstimate | None:
+) -> RateEstimate:
     if always_checked > always_population:
         raise ValueError(
             f"always stratum: {always_checked} checked but only {always_population} counted"
@@ -290,55 +424,54 @@ def _combine(
         if part.hits > part.checked:
             raise ValueError(f"sampled stratum: hits ({part.hits}) exceed checked ({part.checked})")
 
+    always = (always_population, always_checked, always_hits)
     n_total = always_population + sum(p.population for p in parts)
+    missing = always_population - always_checked
     if n_total == 0:
-        return None
+        return _not_estimable("no-answers", confidence, always, parts)
+    if missing > 0 and always_checked == 0:
+        return _not_estimable("unchecked-always", confidence, always, parts)
+    if any(p.population > 0 and p.checked == 0 for p in parts):
+        return _not_estimable("unchecked-stratum", confidence, always, parts)
 
     # always: a census when every answer was checked; unchecked ones are bounded, not guessed.
-    missing = always_population - always_checked
     lower = float(always_hits)
     upper = float(always_hits + missing)
-    point: float | None
-    if missing == 0:
-        point = float(always_hits)
-    elif always_checked > 0:
-        point = always_hits * always_population / always_checked
-    else:
-        point = None
-    no_sample = missing > 0 and always_checked == 0
+    point = always_hits * always_population / always_checked if missing else float(always_hits)
 
     random_parts = [p for p in parts if 0 < p.checked < p.population]
     part_confidence = 1.0 - (1.0 - confidence) / max(1, len(random_parts))
     deff_used = 1.0
+    widened = False
+    n_eff: float | None = None
+    conversations: int | None = None
+    df: float | None = None
     for part in parts:
         if part.population == 0:
             continue
-        if part.checked == 0:
-            no_sample = True
-            point = None
-            upper += part.population
-            continue
         share = part.hits / part.checked
-        if point is not None:
-            point += part.population * share
+        point += part.population * share
+        if part.conversations is not None:
+            conversations = (conversations or 0) + part.conversations
         if part.checked == part.population:
             lower += part.hits
             upper += part.hits
             continue
         deff = max(1.0, part.deff)
         deff_used = max(deff_used, deff)
-        lo, hi = clopper_pearson(part.hits / deff, part.checked / deff, part_confidence)
-        lower += max(float(part.hits), min(part.population * lo, part.population * share))
+        kg = korn_graubard(part.hits, part.checked, deff, part.degrees_of_freedom, part_confidence)
+        widened = widened or kg.effective_n < part.checked
+        if n_eff is None or kg.effective_n < n_eff:
+            n_eff, df = kg.effective_n, part.degrees_of_freedom
+        lower += max(float(part.hits), min(part.population * kg.lower, part.population * share))
         upper += min(
             float(part.population - (part.checked - part.hits)),
-            max(part.population * hi, part.population * share),
+            max(part.population * kg.upper, part.population * share),
         )
 
     method: EstimateMethod
-    if no_sample:
-        method = "no-sample"
-    elif missing > 0 or random_parts:
-        method = "korn-graubard" if deff_used > 1.0 else "clopper-pearson"
+    if missing > 0 or random_parts:
+        method = "korn-graubard" if widened else "clopper-pearson"
     else:
         method = "census"
 
@@ -358,22 +491,24 @@ def _combine(
         ht_hits[part.probability] = ht_hits.get(part.probability, 0) + part.hits
     ht = horvitz_thompson_rate(ht_hits, n_total) if ht_ok else None
 
-    estimate = None if point is None else rate(point)
-    low, high = rate(lower), rate(upper)
-    if estimate is not None:  # guard the invariant against floating-point noise
-        low = min(low, estimate)
-        high = max(high, estimate)
+    estimate = rate(point)
+    # guard the invariant lower <= estimate <= upper against floating-point noise
+    low, high = min(rate(lower), estimate), max(rate(upper), estimate)
     return RateEstimate(
+        estimable=True,
         estimate=estimate,
         lower=low,
         upper=high,
         confidence=confidence,
+        method=method,
         population=n_total,
         checked=always_checked + sum(p.checked for p in parts),
         hits=always_hits + sum(p.hits for p in parts),
-        method=method,
         horvitz_thompson=ht,
         design_effect=deff_used,
+        conversations=conversations,
+        degrees_of_freedom=df,
+        effective_sample_size=n_eff,
         always_population=always_population,
         always_checked=always_checked,
         always_hits=always_hits,
@@ -396,8 +531,10 @@ def estimate_rate(
     *,
     inclusion_probability: float | None = None,
     design_effect: float = 1.0,
-) -> RateEstimate | None:
-    """Post-stratified rate over all assistant answers with an exact (conservative) interval.
+    conversations: int | None = None,
+    degrees_of_freedom: float | None = None,
+) -> RateEstimate:
+    """Post-stratified rate over all assistant answers with its confidence interval.
 
     ``always_n`` answers of the ``always`` stratum were all checked, ``always_hits`` of them have
     the property; of the ``population_sampled_stratum`` (``N_s``) other answers, ``sampled_n``
@@ -408,16 +545,20 @@ def estimate_rate(
 
     (see the module docstring for the bounds, the edge cases and why the interval is exact).
     ``inclusion_probability`` (the sampling rate ``p``) only adds the Horvitz–Thompson estimate
-    ``(always_hits + x_s/p) / N``. ``design_effect`` > 1 applies the Korn–Graubard effective
-    sample size (see :func:`cluster_design_effect`). Returns ``None`` when ``N = 0``; raises
+    ``(always_hits + x_s/p) / N``. ``design_effect`` > 1, ``conversations`` (the number of
+    conversations the ``n_s`` checks came from) and ``degrees_of_freedom`` (default
+    ``conversations − 1``) give the Korn–Graubard interval (:func:`korn_graubard`). Not
+    estimable (``estimable = False``, no numbers) when ``N = 0`` or ``n_s = 0 < N_s``. Raises
     ``ValueError`` on negative or non-integer counts, hits above checks, checks above the stratum
-    size, or a confidence outside ``(0, 1)``.
+    size, conversations outside ``[1, n_s]``, degrees of freedom below 1, or a confidence outside
+    ``(0, 1)``.
 
     >>> e = estimate_rate(30, 100, 7, 100, 900)
     >>> e.estimate, round(e.lower, 4), round(e.upper, 4), e.method
     (0.093, 0.0557, 0.155, 'clopper-pearson')
-    >>> estimate_rate(30, 100, 0, 0, 900).estimate is None
-    True
+    >>> e = estimate_rate(30, 100, 0, 0, 900)
+    >>> e.estimable, e.not_estimable, e.estimate, e.lower
+    (False, 'unchecked-stratum', None, None)
     """
     c = _confidence(confidence)
     x_a = _count("always_hits", always_hits)
@@ -434,42 +575,51 @@ def estimate_rate(
         raise ValueError("design_effect must be a number >= 1")
     if not math.isfinite(design_effect) or design_effect < 1.0:
         raise ValueError(f"design_effect must be >= 1, got {design_effect!r}")
+    if conversations is not None:
+        k = _count("conversations", conversations)
+        if n_s and not 1 <= k <= n_s:
+            raise ValueError(f"conversations must be in [1, sampled_n], got {k}")
+        conversations = k if n_s else None
+    if degrees_of_freedom is None and conversations is not None:
+        degrees_of_freedom = float(max(1, conversations - 1))
+    if degrees_of_freedom is not None:
+        if isinstance(degrees_of_freedom, bool) or not isinstance(degrees_of_freedom, int | float):
+            raise ValueError("degrees_of_freedom must be a number >= 1")
+        if not math.isfinite(degrees_of_freedom) or degrees_of_freedom < 1.0:
+            raise ValueError(f"degrees_of_freedom must be >= 1, got {degrees_of_freedom!r}")
     if p == 0.0 and n_s > 0:
         raise ValueError("inclusion_probability 0 but sampled answers were checked")
-    part = _Part(big_n_s, n_s, x_s, p, float(design_effect))
+    part = _Part(big_n_s, n_s, x_s, p, float(design_effect), conversations, degrees_of_freedom)
     return _combine(n_a, n_a, x_a, [part], c)
 
 
 @dataclass
 class _Counts:
+    """Counts of one (sub-)stratum; for the sampled one, the cluster sums of its conversations."""
+
+    max_conversations: int = DEFAULT_MAX_CONVERSATIONS
     population: int = 0
     checked: int = 0
     hits: int = 0
-    # Per-conversation (answers, hits) of checked answers, and the sums the design effect needs.
-    conversations: dict[str, tuple[int, int]] = field(default_factory=dict)
-    k: int = 0
-    smm: int = 0
-    syy: int = 0
-    smy: int = 0
+    #: (answers, hits) of the checked answers of the most recently checked conversations, so a
+    #: further answer updates its conversation's terms; the least recent are forgotten first
+    #: (their terms stay in the sums: only a later answer of theirs would start a new cluster).
+    conversations: OrderedDict[str, tuple[int, int]] = field(default_factory=OrderedDict)
+    clusters: ClusterSums = field(default_factory=ClusterSums)
 
     def add_check(self, hit: bool, conversation_id: str | None) -> None:
         h = int(hit)
         self.checked += 1
         self.hits += h
-        m, y = (
-            (0, 0) if conversation_id is None else self.conversations.get(conversation_id, (0, 0))
-        )
-        if m == 0:
-            self.k += 1
-        m2, y2 = m + 1, y + h
-        self.smm += m2 * m2 - m * m
-        self.syy += y2 * y2 - y * y
-        self.smy += m2 * y2 - m * y
+        old = (0, 0)
         if conversation_id is not None:
-            self.conversations[conversation_id] = (m2, y2)
-
-    def deff(self) -> float:
-        return _deff_from_sums(self.k, self.checked, self.hits, self.smm, self.syy, self.smy)
+            old = self.conversations.pop(conversation_id, (0, 0))
+        new = (old[0] + 1, old[1] + h)
+        self.clusters.move(old, new)
+        if conversation_id is not None:
+            self.conversations[conversation_id] = new
+            if len(self.conversations) > self.max_conversations:
+                self.conversations.popitem(last=False)
 
 
 class RateTracker:
@@ -494,13 +644,22 @@ class RateTracker:
     (0.21, 100, 55, 12, 0.21)
 
     Passing ``conversation_id`` to :meth:`observe` makes the interval account for whole
-    conversations being sampled together (Korn–Graubard; it keeps two integers per checked
-    ``sampled``-stratum conversation). Without it every answer counts as independent.
+    conversations being sampled together (Korn–Graubard with the degrees-of-freedom correction).
+    Without it every answer counts as independent. The tracker keeps two integers for each of the
+    ``max_conversations`` most recently checked conversations (a bound on its memory); an answer
+    of a conversation forgotten since counts as a new conversation, which slightly understates
+    the clustering of conversations that span more than that many others.
     """
 
-    def __init__(self) -> None:
-        self._always = _Counts()
+    def __init__(self, max_conversations: int = DEFAULT_MAX_CONVERSATIONS) -> None:
+        if isinstance(max_conversations, bool) or not isinstance(max_conversations, int):
+            raise ValueError("max_conversations must be an int")
+        if max_conversations < 1:
+            raise ValueError(f"max_conversations must be >= 1, got {max_conversations}")
+        self.max_conversations = max_conversations
+        self._always = _Counts(max_conversations)
         self._sampled: dict[float, _Counts] = {}
+        self._ids = False
 
     def observe_population(
         self, stratum: Stratum, inclusion_probability: float | None = None, count: int = 1
@@ -528,7 +687,11 @@ class RateTracker:
         if conversation_id is not None and not isinstance(conversation_id, str):
             raise ValueError("conversation_id must be a str or None")
         bucket = self._bucket(s, inclusion_probability, allow_zero=False)
-        bucket.add_check(hit, conversation_id if s == "sampled" else None)
+        if s == "sampled":
+            self._ids = self._ids or conversation_id is not None
+            bucket.add_check(hit, conversation_id)
+        else:
+            bucket.add_check(hit, None)
 
     def _bucket(self, stratum: Stratum, probability: float | None, *, allow_zero: bool) -> _Counts:
         if stratum == "always":
@@ -540,13 +703,24 @@ class RateTracker:
         if probability is None:
             raise ValueError("the sampled stratum needs its inclusion probability")
         p = _probability("inclusion_probability", probability, allow_zero=allow_zero)
-        return self._sampled.setdefault(p, _Counts())
+        bucket = self._sampled.get(p)
+        if bucket is None:
+            bucket = self._sampled[p] = _Counts(self.max_conversations)
+        return bucket
 
-    def estimate(self, confidence: float = 0.95) -> RateEstimate | None:
-        """The current estimate (see :func:`estimate_rate`); ``None`` before any answer."""
+    def estimate(self, confidence: float = 0.95) -> RateEstimate:
+        """The current estimate (see :func:`estimate_rate`); not estimable before any answer."""
         c = _confidence(confidence)
         parts = [
-            _Part(b.population, b.checked, b.hits, p, b.deff())
+            _Part(
+                b.population,
+                b.checked,
+                b.hits,
+                p,
+                b.clusters.design_effect(),
+                b.clusters.k if self._ids else None,
+                b.clusters.degrees_of_freedom() if self._ids else None,
+            )
             for p, b in sorted(self._sampled.items())
         ]
         a = self._always

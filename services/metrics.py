@@ -16,10 +16,11 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from schemas.estimates import PopulationEstimates
 from schemas.events import ChatEvent, Role
 from schemas.outputs import DeadLetterReason, Direction, Finding
 from schemas.verdicts import ClaimStatus, GroundingReport
-from services.estimation import RateTracker
+from services.estimation import DEFAULT_MAX_CONVERSATIONS, RateTracker
 from services.judge import JudgeMetrics
 from services.sampling import SampleDecision
 
@@ -51,9 +52,11 @@ class VigilMetrics:
         *,
         rule_ids: Iterable[tuple[str, str, str]] = (),
         tenants: Iterable[str] = (),
+        estimate_max_conversations: int = DEFAULT_MAX_CONVERSATIONS,
     ) -> None:
         self.registry = registry
         self._tenants = frozenset(tenants)
+        self._estimate_max_conversations = estimate_max_conversations
         self.events = Counter(
             "vigil_events_total",
             "Chat events screened, by role and tenant.",
@@ -154,7 +157,7 @@ class VigilMetrics:
             registry=registry,
         )
         self.judge = JudgeMetrics(registry)
-        self.rates = {m: RateTracker() for m in MEASURES}
+        self.rates = {m: RateTracker(self._estimate_max_conversations) for m in MEASURES}
         # Sampled answers counted into the population but not yet checked, per (stratum, p).
         self._pending: Counter_[tuple[str, float]] = Counter_()
         registry.register(RateCollector(self.rates))
@@ -224,13 +227,12 @@ class VigilMetrics:
         self.faithfulness.observe(report.faithfulness)
         self.latency.labels(stage="check").observe(seconds)
 
-    def estimates(self) -> dict[str, object]:
-        """The current population estimates, for summaries."""
-        out: dict[str, object] = {}
-        for measure, tracker in self.rates.items():
-            est = tracker.estimate()
-            out[measure] = est.model_dump() if est is not None else None
-        return out
+    def estimates(self, confidence: float = 0.95) -> PopulationEstimates:
+        """The current population estimates (``estimates.json``, the scan summary)."""
+        return PopulationEstimates(
+            confidence=confidence,
+            measures={m: t.estimate(confidence) for m, t in self.rates.items()},
+        )
 
     def observe_finding(self, f: Finding) -> None:
         child = self._finding_children.get((f.rule_id, f.direction))
@@ -268,34 +270,63 @@ class VigilMetrics:
 class RateCollector(Collector):
     """Exposes the current population estimates as gauges, computed when scraped.
 
-    ``vigil_estimated_rate{measure, bound}`` with bound ``estimate``, ``lower`` and ``upper`` (95%).
-    The counts behind them are counters (``vigil_answers_by_stratum_total``,
-    ``vigil_sampled_checks_total``, ``vigil_check_hits_total``), so a fleet-wide estimate can be
-    computed from their sums; intervals of separate workers cannot be added.
+    ``vigil_estimated_rate{measure, bound}`` with bound ``estimate``, ``lower`` and ``upper`` (95%),
+    only while the rate is estimable; ``vigil_estimated_rate_estimable{measure}`` is 1 then and 0
+    while it is not (nothing screened yet, or answers of a stratum counted and none checked) — no
+    [0, 1] interval stands in for an estimate. ``vigil_estimated_rate_effective_sample_size``
+    gives the answers the interval is worth (Korn–Graubard: after the design effect and the
+    degrees-of-freedom correction). The counts behind them are counters
+    (``vigil_answers_by_stratum_total``, ``vigil_sampled_checks_total``,
+    ``vigil_check_hits_total``), so a fleet-wide estimate can be computed from their sums;
+    intervals of separate workers cannot be added.
     """
 
     def __init__(self, rates: dict[str, RateTracker]) -> None:
         self.rates = rates
 
     def collect(self):  # type: ignore[no-untyped-def]
-        family = GaugeMetricFamily(
-            "vigil_estimated_rate",
-            "Estimated population rate from the sampled checks, with 95% interval bounds.",
-            labels=["measure", "bound"],
-        )
+        family, estimable, n_eff = self._families()
         for measure, tracker in self.rates.items():
             try:
                 est = tracker.estimate()
             except ValueError:  # inconsistent counts must never break the scrape
                 log.exception("estimate of %s failed", measure)
                 continue
-            if est is None:
+            estimable.add_metric([measure], 1.0 if est.estimable else 0.0)
+            if not est.estimable:
                 continue
-            if est.estimate is not None:
-                family.add_metric([measure, "estimate"], est.estimate)
+            assert est.estimate is not None and est.lower is not None and est.upper is not None
+            family.add_metric([measure, "estimate"], est.estimate)
             family.add_metric([measure, "lower"], est.lower)
             family.add_metric([measure, "upper"], est.upper)
+            if est.effective_sample_size is not None:
+                n_eff.add_metric([measure], est.effective_sample_size)
         yield family
+        yield estimable
+        yield n_eff
+
+    @staticmethod
+    def _families() -> tuple[GaugeMetricFamily, GaugeMetricFamily, GaugeMetricFamily]:
+        return (
+            GaugeMetricFamily(
+                "vigil_estimated_rate",
+                "Estimated population rate from the sampled checks, with 95% interval bounds "
+                "(only while estimable).",
+                labels=["measure", "bound"],
+            ),
+            GaugeMetricFamily(
+                "vigil_estimated_rate_estimable",
+                "1 while the population rate is estimable, 0 while it is not (nothing screened, "
+                "or answers of a stratum counted and none of them checked).",
+                labels=["measure"],
+            ),
+            GaugeMetricFamily(
+                "vigil_estimated_rate_effective_sample_size",
+                "Checked answers the rate's interval is worth after the design effect and the "
+                "degrees-of-freedom correction (sampled stratum).",
+                labels=["measure"],
+            ),
+        )
 
     def describe(self):  # type: ignore[no-untyped-def]
-        return [GaugeMetricFamily("vigil_estimated_rate", "", labels=["measure", "bound"])]
+        return list(self._families())

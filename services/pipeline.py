@@ -13,7 +13,7 @@ from prometheus_client import CollectorRegistry
 
 from schemas.events import ChatEvent
 from schemas.outputs import DeadLetter, Finding
-from schemas.verdicts import JudgeLabel
+from schemas.verdicts import JudgeLabel, MedicalContext
 from services.checking import GROUNDING_RULES, Checked, ClaimChecker
 from services.ingest import decode_event
 from services.metrics import VigilMetrics
@@ -48,7 +48,10 @@ class Pipeline:
         rule_ids = [(r.id, r.category, r.severity) for r in self.engine.rules.values()]
         rule_ids += [(rid, i.category, i.severity) for rid, i in GROUNDING_RULES.items()]
         self.metrics = VigilMetrics(
-            self.registry, rule_ids=rule_ids, tenants=settings.metric_tenants
+            self.registry,
+            rule_ids=rule_ids,
+            tenants=settings.metric_tenants,
+            estimate_max_conversations=settings.estimate_max_conversations,
         )
 
     def decode(self, raw: bytes, source: str) -> ChatEvent | DeadLetter:
@@ -78,10 +81,12 @@ class Pipeline:
         decision: SampleDecision,
         judge_results: dict[str, JudgeLabel] | None = None,
         screened: list[Finding] | None = None,
+        context: MedicalContext | None = None,
     ) -> Checked:
-        """Run the claim checks on a sampled answer and count them."""
+        """Run the claim checks on a sampled answer and count them. ``context``: drugs and
+        population of the user's preceding turn (``checker.medical_context``), when kept."""
         t0 = time.perf_counter()
-        checked = self.checker.check(event, decision, judge_results, screened)
+        checked = self.checker.check(event, decision, judge_results, screened, context)
         self.metrics.observe_report(checked.report, time.perf_counter() - t0)
         for finding in checked.findings:
             self.metrics.observe_finding(finding)

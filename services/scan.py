@@ -320,7 +320,8 @@ def run_scan(
     Runs every stage of the dataflow (screening, the sampled claim checks with the judge when
     one is configured, review intake, eval-set sampling) and writes ``findings.jsonl``,
     ``verdicts.jsonl``, ``dead_letters.jsonl``, ``review.jsonl``, ``evalset.jsonl`` (and
-    ``evalset-archive.jsonl`` when periods retired), ``metrics.prom`` and ``summary.json``.
+    ``evalset-archive.jsonl`` when periods retired), ``estimates.json`` (the population rates,
+    :class:`~schemas.estimates.PopulationEstimates`), ``metrics.prom`` and ``summary.json``.
     """
     flow = Dataflow(settings, clock="event", pipeline=pipeline)
     pipe = flow.pipeline
@@ -364,7 +365,9 @@ def run_scan(
                 since_sweep = 0
         summary.evalset_cases = runner.finish_evalsets(out_dir)
         summary.review_items = runner.write_review()
-    summary.estimates = pipe.metrics.estimates()
+    estimates = pipe.metrics.estimates()
+    summary.estimates = estimates.model_dump(mode="json")["measures"]
+    (out_dir / "estimates.json").write_text(estimates.model_dump_json(indent=2) + "\n")
     (out_dir / "metrics.prom").write_bytes(pipe.metrics.exposition())
     (out_dir / "summary.json").write_text(json.dumps(summary.as_dict(), indent=2) + "\n")
     return summary

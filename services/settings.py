@@ -11,6 +11,7 @@ from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from schemas.events import DEFAULT_MAX_CONTENT_BYTES
+from services.estimation import DEFAULT_MAX_CONVERSATIONS
 from services.screening.memory import MemoryLimits
 
 __all__ = ["REPO_ROOT", "Settings"]
@@ -84,9 +85,20 @@ class Settings(BaseSettings):
     sample_rate: float = Field(default=0.1, ge=0.0, le=1.0)
     #: Key of the per-conversation sampling hash; whoever knows it can predict the sample.
     sample_key: SecretStr = SecretStr(_DEV_KEY)
+    #: Sampled conversations whose checked-answer counts each rate estimate keeps (the design
+    #: effect of whole-conversation sampling needs them); the least recently checked go first.
+    #: Two integers each, for the lifetime of the worker or scan.
+    estimate_max_conversations: int = Field(default=DEFAULT_MAX_CONVERSATIONS, ge=1)
     facts_dir: Path = REPO_ROOT / "rules" / "facts"
     extractors_dir: Path = REPO_ROOT / "rules" / "extractors"
     support_threshold: float | None = Field(default=None, ge=0.0, le=1.0)
+    #: Medical lexicons of the claim reader (drugs, populations, cue phrases).
+    grounding_lexicon_dir: Path = REPO_ROOT / "rules" / "grounding"
+    #: Prepared retrieved passages kept between answers (LRU, per process): bounded in entries
+    #: and in estimated bytes, each kept at most ``grounding_cache_ttl_seconds``.
+    grounding_cache_entries: int = Field(default=4096, ge=0, le=1_000_000)
+    grounding_cache_bytes: int = Field(default=64 * 1024 * 1024, ge=0)
+    grounding_cache_ttl_seconds: float = Field(default=3600.0, gt=0)
     #: Agent concurrency of the claim-check agent (screening always runs at 1; see app.py).
     check_concurrency: int = Field(default=1, ge=1, le=64)
     judge_url: str | None = None

@@ -1,6 +1,8 @@
 """Leakage-spike alerting: the in-process statistical detector and its Alertmanager client.
 
-- :mod:`~services.alerting.stats` — exact Poisson/binomial tests, multiple-testing control
+- :mod:`~services.alerting.baseline` — forecast, dispersion and CUSUM of many series on arrays
+- :mod:`~services.alerting.stats` — the window test's tail, the CUSUM's likelihood ratio,
+  multiple-testing control
 - :mod:`~services.alerting.state` — the detector's state as pydantic models (for a Faust table)
 - :mod:`~services.alerting.detector` — :class:`Detector`, pure: counts in, :class:`Alert` out
 - :mod:`~services.alerting.alertmanager` — push alerts to Alertmanager's API v2 (sync and async)

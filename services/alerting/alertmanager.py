@@ -2,7 +2,10 @@
 
 Alertmanager identifies an alert by its labels: ``alertname`` (``VigilLeakSpike`` by default),
 ``category``, ``tenant``, ``direction`` and ``severity``; the numbers of the decision travel as
-annotations. A ``firing`` alert is sent with ``endsAt = now + firing_ttl_seconds``: Alertmanager
+annotations: which test fired (``test``: ``window``, ``cusum`` or ``both``), the window's
+``observed``/``expected``/``p_value``, the evidence over windows (``evidence_windows``,
+``evidence_observed``, ``evidence_expected``, ``cusum``) and the ``dispersion`` allowed for.
+A ``firing`` alert is sent with ``endsAt = now + firing_ttl_seconds``: Alertmanager
 resolves an alert whose ``endsAt`` has passed, so a worker that dies does not leave a spike
 firing forever — and a live worker must re-send :meth:`Detector.firing` more often than the TTL
 (every window is plenty). A ``resolved`` alert is sent with ``endsAt = resolved_at``.
@@ -15,6 +18,7 @@ clients share the payload and the retry policy; they differ only in how they wai
 from __future__ import annotations
 
 import asyncio
+import math
 import random
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -101,24 +105,23 @@ def to_payload(
             "direction": a.direction,
             "severity": config.severity_by_category.get(a.category, config.severity),
         }
-        share = f" of {a.messages} messages" if a.messages is not None else ""
         annotations = {
-            "summary": (
-                f"{a.category} {a.direction} findings spiking for tenant {a.tenant}: "
-                f"{a.observed}{share} in {a.settings.window_seconds}s, "
-                f"expected {a.expected:.3g}"
-            ),
-            "description": (
-                f"Exact {a.test} test against {a.baseline_windows} baseline windows: "
-                f"p={a.p_value:.3g} (threshold {a.adjusted_threshold:.3g} after "
-                f"{a.settings.correction} correction at alpha={a.settings.alpha:g}; "
-                f"floor {a.floor}). State {a.state} at window {_rfc3339(a.window_start)}."
-            ),
+            "summary": _summary(a),
+            "description": _description(a),
             "alert_id": a.alert_id,
             "observed": str(a.observed),
             "expected": f"{a.expected:.6g}",
             "p_value": f"{a.p_value:.6g}",
+            "test": a.fired_by,
+            "dispersion": f"{a.dispersion:.6g}",
         }
+        if a.cusum is not None:
+            annotations |= {
+                "evidence_windows": str(a.cusum.windows),
+                "evidence_observed": str(a.cusum.observed),
+                "evidence_expected": f"{a.cusum.expected:.6g}",
+                "cusum": f"{a.cusum.statistic:.6g}",
+            }
         ends = (
             a.resolved_at
             if a.resolved_at is not None
@@ -134,6 +137,52 @@ def to_payload(
             item["generatorURL"] = config.generator_url
         body.append(item)
     return body
+
+
+def _summary(a: Alert) -> str:
+    """One line: what spiked, and the evidence of the test that fired."""
+    what = f"{a.category} {a.direction} findings spiking for tenant {a.tenant}: "
+    if a.fired_by == "cusum" and a.cusum is not None:
+        return (
+            what + f"{a.cusum.observed} in the last {a.cusum.windows} windows of "
+            f"{a.settings.window_seconds}s, expected {a.cusum.expected:.3g}"
+        )
+    share = f" of {a.messages} messages" if a.messages is not None else ""
+    return what + (
+        f"{a.observed}{share} in {a.settings.window_seconds}s, expected {a.expected:.3g}"
+    )
+
+
+def _description(a: Alert) -> str:
+    """Both tests' numbers, whichever fired, and the settings they ran at."""
+    dispersion = (
+        f" allowing a rate variation of {math.sqrt(a.dispersion):.0%} between windows"
+        if a.dispersion > 0
+        else ""
+    )
+    lines = [
+        f"Fired by the {_FIRED_BY[a.fired_by]}. State {a.state} at window "
+        f"{_rfc3339(a.window_start)}.",
+        f"Window test ({a.test}{dispersion}, baseline of {a.baseline_windows} windows): "
+        f"{a.observed} observed, {a.expected:.3g} expected, p={a.p_value:.3g} (threshold "
+        f"{a.adjusted_threshold:.3g} after {a.settings.correction} correction at "
+        f"alpha={a.settings.alpha:g}; floor {a.floor}).",
+    ]
+    if a.cusum is not None:
+        c = a.cusum
+        lines.append(
+            f"Evidence over windows (CUSUM for ×{c.ratio:g}): {c.observed} observed, "
+            f"{c.expected:.3g} expected in {c.windows} windows; {c.statistic:.3g} of "
+            f"{c.threshold:g} nats."
+        )
+    return " ".join(lines)
+
+
+_FIRED_BY = {
+    "window": "window test (this window's count alone)",
+    "cusum": "CUSUM (evidence accumulated over windows)",
+    "both": "window test and the CUSUM",
+}
 
 
 class _Policy:

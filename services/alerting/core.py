@@ -16,6 +16,7 @@ counts topic; the design and its limit (one detector per stream) are in ``docs/a
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import logging
@@ -23,15 +24,15 @@ import uuid
 from collections.abc import Iterable, Iterator, MutableMapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, get_args
 
 from prometheus_client import CollectorRegistry, Counter, Gauge
 from pydantic import ValidationError
 
-from schemas.alerts import Alert, DetectorSettings
+from schemas.alerts import Alert
 from schemas.events import ChatEvent
 from schemas.outputs import Finding
-from services.alerting.detector import Detector
+from services.alerting.detector import Detector, DropReason
 from services.alerting.settings import ROLES_OF, AlertingSettings
 from services.alerting.state import DetectorState, SeriesKey, SeriesState
 from services.dataflow.records import Emit
@@ -61,8 +62,9 @@ _STAGES = ("count", "flush", "detect", "push")
 
 
 def alerting_specs(cfg: AlertingSettings) -> dict[str, StateSpec]:
-    """Both alerting state kinds: one key per partition, one per series (bounded by the fixed
-    label sets: categories × tenant labels × directions)."""
+    """Both alerting state kinds: one key per partition; one per series (at most ``max_series``,
+    forgotten after ``series_idle_windows`` without traffic: the detector's own bounds, which the
+    core applies to the store) plus two."""
     return {
         "alerts-window-counts": StateSpec(
             kind="alerts-window-counts",
@@ -74,10 +76,9 @@ def alerting_specs(cfg: AlertingSettings) -> dict[str, StateSpec]:
         ),
         "alerts-detector": StateSpec(
             kind="alerts-detector",
-            max_entries=50_000,
-            ttl_seconds=max(
-                30 * 24 * 3600.0, 4.0 * cfg.window_seconds * (cfg.baseline_windows + 2)
-            ),
+            max_entries=cfg.max_series + 2,  # the series, "meta" and "reports"
+            # A backstop: the core deletes a series' key when the detector forgets it.
+            ttl_seconds=cfg.window_seconds * (cfg.series_idle_windows + 2) + cfg.grace_seconds,
             max_value_bytes=cfg.max_value_bytes,
             description="The detector: series baselines, pending window totals, last window.",
             setting="VIGIL_ALERTS_MAX_VALUE_BYTES",
@@ -149,6 +150,13 @@ class AlertingMetrics:
             ["outcome"],
             registry=registry,
         )
+        self.dropped = Counter(
+            "vigil_alert_series_dropped_total",
+            "Series the spike detector forgot, by reason: idle (no traffic for "
+            "series_idle_windows) or bound (more than max_series).",
+            ["reason"],
+            registry=registry,
+        )
         self.errors = Counter(
             "vigil_alert_errors_total",
             "Unexpected errors in the spike-detection path, by stage (nothing is raised).",
@@ -161,6 +169,8 @@ class AlertingMetrics:
             self.pushes.labels(outcome=outcome)
         for stage in _STAGES:
             self.errors.labels(stage=stage)
+        for reason in get_args(DropReason):
+            self.dropped.labels(reason=reason)
 
 
 # --------------------------------------------------------------------------------- keys
@@ -349,24 +359,33 @@ class DetectorCore:
         series: list[SeriesState] = []
         last_closed = None
         if isinstance(meta, dict):
-            stored = DetectorSettings.model_validate(meta["settings"])
-            if stored.window_seconds != settings.window_seconds:
+            stored = meta.get("settings", {}).get("window_seconds")
+            keys = [k for k in self.table if isinstance(k, str) and k.startswith("series/")]
+            if stored != settings.window_seconds:
                 log.warning(
-                    "window changed from %d s to %d s: the detector starts a new baseline",
-                    stored.window_seconds,
+                    "window changed from %s s to %d s: the detector starts a new baseline",
+                    stored,
                     settings.window_seconds,
                 )
-                for key in [
-                    k for k in self.table if isinstance(k, str) and k.startswith("series/")
-                ]:
+                for key in keys:
                     del self.table[key]
             else:
                 last_closed = meta.get("last_closed")
-                for key, value in list(self.table.items()):
-                    if isinstance(key, str) and key.startswith("series/") and value:
-                        s = SeriesState.model_validate(value)
-                        s.baseline = s.baseline[-settings.baseline_windows :]
-                        series.append(s)
+                stale = []
+                for key in keys:
+                    value = self.table.get(key)
+                    try:
+                        series.append(SeriesState.model_validate(value))
+                    except ValidationError:
+                        stale.append(key)
+                if stale:  # saved by an earlier version (a list of windows, not weighted sums)
+                    log.warning(
+                        "%d series were saved by an earlier version of the detector: they start "
+                        "new baselines",
+                        len(stale),
+                    )
+                    for key in stale:
+                        del self.table[key]
         state = DetectorState(settings=settings, last_closed=last_closed, series=series)
         self.detector = Detector.from_state(state)
         self.known = {s.key for s in series}
@@ -402,6 +421,7 @@ class DetectorCore:
             changed = self._record(message)
         alerts, closed = self._close_due(now)
         if closed:
+            self._drop_forgotten()
             for key in self.known:
                 state = self.detector.series(key)
                 if state is not None:
@@ -435,8 +455,12 @@ class DetectorCore:
             last = self.detector.last_closed
             if last is not None and start <= last:
                 continue
+            before = dict(self.detector.dropped)
             alerts += self._close(start, reports)
             self.metrics.windows.inc()
+            for reason, n in self.detector.dropped.items():
+                if n > before[reason]:
+                    self.metrics.dropped.labels(reason=reason).inc(n - before[reason])
         return alerts, bool(due)
 
     def _close(self, start: datetime, reports: dict[str, Any]) -> list[Alert]:
@@ -472,6 +496,20 @@ class DetectorCore:
             # Counted together, so count <= n; guard anyway: the test must not crash a window.
             self.detector.observe(key, start, count, max(n, count))
         return self.detector.close_window(start)
+
+    def _drop_forgotten(self) -> None:
+        """Delete the keys (and gauge labels) of the series the detector has forgotten."""
+        gone = [k for k in self.known if k not in self.detector]
+        if not gone:
+            return
+        self.known.difference_update(gone)
+        for key in gone:
+            if _series_table_key(key) in self.table:
+                del self.table[_series_table_key(key)]
+        left = {(k.category, k.tenant) for k in self.known}
+        for pair in {(k.category, k.tenant) for k in gone} - left:
+            with contextlib.suppress(KeyError):  # never set
+                self.metrics.spike_active.remove(*pair)
 
     def update_gauge(self) -> None:
         firing = {(a.category, a.tenant) for a in self.detector.firing()}

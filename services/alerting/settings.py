@@ -43,14 +43,26 @@ class AlertingSettings(BaseSettings):
     #: How often totals are sent and ticks checked; default ``min(window, grace) / 2`` in
     #: [0.2 s, 5 s].
     tick_seconds: float | None = Field(default=None, gt=0)
-    baseline_windows: int = Field(default=_DEFAULTS.baseline_windows, ge=1)
+    #: The detector (``schemas.alerts.DetectorSettings`` says what each does; the defaults are
+    #: the ones measured in docs/alerting.md).
+    baseline_half_life: float = Field(default=_DEFAULTS.baseline_half_life, ge=1.0, le=100_000.0)
+    baseline_events: float = Field(default=_DEFAULTS.baseline_events, ge=0.0, le=1_000_000.0)
     min_baseline_windows: int = Field(default=_DEFAULTS.min_baseline_windows, ge=1)
+    guard_windows: int = Field(default=_DEFAULTS.guard_windows, ge=0, le=100)
+    trend: bool = _DEFAULTS.trend
+    dispersion_half_life: float = Field(
+        default=_DEFAULTS.dispersion_half_life, ge=1.0, le=1_000_000.0
+    )
     alpha: float = Field(default=_DEFAULTS.alpha, gt=0.0, lt=1.0)
     correction: Correction = _DEFAULTS.correction
     floor: int = Field(default=_DEFAULTS.floor, ge=1)
+    cusum_ratio: float = Field(default=_DEFAULTS.cusum_ratio, gt=1.0, le=100.0)
+    cusum_threshold: float = Field(default=_DEFAULTS.cusum_threshold, gt=0.0, le=100.0)
     fire_windows: int = Field(default=_DEFAULTS.fire_windows, ge=1)
     resolve_windows: int = Field(default=_DEFAULTS.resolve_windows, ge=1)
     prior_count: float = Field(default=_DEFAULTS.prior_count, gt=0.0)
+    max_series: int = Field(default=_DEFAULTS.max_series, ge=1)
+    series_idle_windows: int = Field(default=_DEFAULTS.series_idle_windows, ge=1)
     #: Directions that get series (comma-separated in the environment).
     directions: Annotated[list[Direction], NoDecode] = Field(
         default_factory=lambda: list(get_args(Direction))
@@ -99,16 +111,8 @@ class AlertingSettings(BaseSettings):
         return frozenset((c, d) for c, d in pairs if d in self.directions)
 
     def detector_settings(self) -> DetectorSettings:
-        return DetectorSettings(
-            window_seconds=self.window_seconds,
-            baseline_windows=self.baseline_windows,
-            min_baseline_windows=self.min_baseline_windows,
-            alpha=self.alpha,
-            correction=self.correction,
-            floor=self.floor,
-            fire_windows=self.fire_windows,
-            resolve_windows=self.resolve_windows,
-            prior_count=self.prior_count,
+        return DetectorSettings.model_validate(
+            {name: getattr(self, name) for name in DetectorSettings.model_fields}
         )
 
     @property

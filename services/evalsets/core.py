@@ -313,13 +313,12 @@ class EvalsetCore:
         )
 
     def _case_ids(self, st: KeyedStore, part: int, period: str, cid: str) -> list[str]:
-        """The ids of the cases published for a conversation (to tombstone them). An answer
-        case whose answer the accumulator has since dropped is not among them."""
-        raw = self._accs.raw(st, acc_key(part, period, cid))
-        sel = st.get(sel_key(part, period, cid))
-        if sel is None:
-            return [case_id(period, cid)]
-        return case_ids(Selection.model_validate_json(sel), raw)
+        """The ids of the cases published for a conversation (to tombstone them): from its
+        accumulator, whether or not it is still selected. A deselection replayed after a
+        crash (its state written, its tombstones lost) finds the selection already gone and
+        must tombstone the answer cases all the same. An answer case whose answer the
+        accumulator has since dropped is not among them."""
+        return case_ids(period, cid, self._accs.raw(st, acc_key(part, period, cid)))
 
     def _keys(self, st: KeyedStore, prefix: str) -> list[str]:
         self.flush()

@@ -615,8 +615,9 @@ def build_cases(
     return acc.to_cases(sel, config, labs)
 
 
-def case_ids(selection: Selection, accumulator: bytes | None) -> list[str]:
-    """The ids of the cases :func:`build_cases` gives for this selection."""
+def case_ids(period: str, conversation_id: str, accumulator: bytes | None) -> list[str]:
+    """The ids of the cases :func:`build_cases` gives for a conversation of a period (whatever
+    its selection: they depend on the accumulator only)."""
     if not accumulator:
-        return [case_id(selection.period, selection.conversation_id)]
+        return [case_id(period, conversation_id)]
     return CaseAccumulator.model_validate_json(accumulator).case_ids()

@@ -10,6 +10,9 @@ HTTP judge about :func:`claims_for_judge` and passes its labels back.
 - :mod:`~services.grounding.quantities` — numbers with units, normalised
 - :mod:`~services.grounding.evidence` — the deterministic grounding test
 - :mod:`~services.grounding.citations` — fabricated and unsupported citations
+- :mod:`~services.grounding.medical` — structured dose / contraindication readings, compared
+  bound to the drug (lexicons in ``rules/grounding/``)
+- :mod:`~services.grounding.prepared` — prepared passages and their bounded cache
 - :mod:`~services.grounding.grounding` — :func:`check`, :func:`claims_for_judge`
 """
 
@@ -24,7 +27,15 @@ from services.grounding.extractors import (
     run_examples,
 )
 from services.grounding.facts import DEFAULT_FACTS_DIR, FactError, FactRegistry
-from services.grounding.grounding import check, claims_for_judge, critical_claims
+from services.grounding.grounding import (
+    check,
+    claims_for_judge,
+    critical_claims,
+    medical_context,
+    medical_reading,
+)
+from services.grounding.medical import LexiconError, MedicalLexicon, load_lexicon
+from services.grounding.prepared import PassageCache, PreparedPassage
 from services.grounding.quantities import Quantity, quantities
 from services.grounding.sentences import Sentence, split_sentences
 
@@ -39,6 +50,10 @@ __all__ = [
     "FactError",
     "FactRegistry",
     "GroundingConfig",
+    "LexiconError",
+    "MedicalLexicon",
+    "PassageCache",
+    "PreparedPassage",
     "Quantity",
     "Sentence",
     "atomic_claims",
@@ -50,6 +65,9 @@ __all__ = [
     "fact_checks",
     "ground",
     "load_extractors",
+    "load_lexicon",
+    "medical_context",
+    "medical_reading",
     "quantities",
     "run_examples",
     "split_sentences",

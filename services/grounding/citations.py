@@ -12,20 +12,21 @@ Outcomes:
 - **fabricated**: a cited id that is not among the retrieved passages, or an ``[n]`` out of range
   (reported as written, ``[7]``). Markers count wherever they are, even in a question;
 - **unsupported**: a retrieved document cited by a sentence that it does not ground — the same
-  test as grounding (numbers present and content-word support at the threshold), against the
-  passages of that document alone. Sentences that are not claims (questions, courtesy) are not
+  test as grounding (the structured medical comparison for dose and contraindication
+  sentences; numbers present and content-word support at the threshold for others), against
+  the passages of that document alone. Sentences that are not claims (questions, courtesy) are not
   tested. A document that only the ``citations`` list names is unsupported when it grounds none
   of the answer's claims; the issue then names the claim it supports best.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from schemas.verdicts import CitationIssue
 from services.grounding.claims import AtomicClaim
-from services.grounding.evidence import Evidence, ground
+from services.grounding.evidence import Evidence, Verdict
 from services.grounding.sentences import Marker, find_markers
 
 __all__ = ["CitationResult", "check_citations", "resolve"]
@@ -57,11 +58,10 @@ def check_citations(
     listed: Sequence[str],
     claims: Sequence[AtomicClaim],
     evidence: Evidence,
-    *,
-    threshold: float,
-    bare_numbers: bool,
+    test: Callable[[AtomicClaim, str], Verdict],
 ) -> CitationResult:
-    """Fabricated and unsupported citations of one answer, and what each claim cites."""
+    """Fabricated and unsupported citations of one answer, and what each claim cites.
+    ``test(claim, doc_id)`` is the grounding test against one document's passages."""
     fabricated: list[str] = []
     marked: set[str] = set()
     for marker in find_markers(content):
@@ -73,14 +73,7 @@ def check_citations(
     fabricated.extend(d for d in listed if d not in evidence.by_doc)
 
     def grounds(claim: AtomicClaim, doc_id: str) -> tuple[bool, float]:
-        verdict = ground(
-            claim.units,
-            claim.quantities,
-            evidence,
-            threshold=threshold,
-            bare_numbers=bare_numbers,
-            doc=doc_id,
-        )
+        verdict = test(claim, doc_id)
         return verdict.grounded, verdict.support
 
     unsupported: list[CitationIssue] = []

@@ -49,13 +49,17 @@ from services.grounding.lexicon import (
     ACKNOWLEDGEMENTS,
     CONTRA_CUES,
     DOSE_CUES,
+    NONCLAIM_FRAMES,
     PLEASANTRY_CUES,
     REFERRAL_CUES,
     cues_for,
 )
-from services.grounding.quantities import Quantity, quantities
+from services.grounding.medical.lexicon import MedicalLexicon, load_lexicon
+from services.grounding.medical.reading import Carry, Reading, read_sentence
+from services.grounding.quantities import Quantity, amounts, flatten
 from services.grounding.sentences import Marker, split_sentences
-from services.grounding.text import claim_units, has_cue, opening_cue, phrase_key, tokens
+from services.grounding.text import claim_units, has_cue, opening_cue, phrase_key, units_of
+from services.grounding.tokens import Tokens, tokenize
 
 __all__ = [
     "AtomicClaim",
@@ -71,15 +75,15 @@ ClaimKind = Literal["dose", "contraindication", "other"]
 SkipReason = Literal["question", "heading", "pleasantry", "abstention", "referral", "no_content"]
 
 #: Base units that make a number a dose amount (``%`` and bare numbers do not).
-_DOSE_BASES: Final = frozenset({"mg", "ml", "IU", "tablet", "drop", "times", "h"})
+_DOSE_BASES: Final = frozenset({"mg", "ml", "IU", "tablet", "drop", "puff", "sachet", "times", "h"})
 #: A greeting followed by at most this many content words is courtesy ("Thanks for asking!").
 _COURTESY_WORDS: Final = 2
 
 
 @dataclass(frozen=True, slots=True)
 class AtomicClaim:
-    """One sentence to ground: cleaned text, span in the answer, kind, markers, quantities and
-    content units."""
+    """One sentence to ground: cleaned text, span in the answer, kind, markers, quantities,
+    content units, and its structured medical readings (with the quantities they left over)."""
 
     text: str
     start: int
@@ -88,6 +92,8 @@ class AtomicClaim:
     markers: tuple[Marker, ...]
     quantities: tuple[Quantity, ...]
     units: frozenset[str]
+    readings: tuple[Reading, ...] = ()
+    leftover: tuple[Quantity, ...] = ()
 
 
 def fact_checks(
@@ -109,16 +115,17 @@ def _is_dose_amount(q: Quantity) -> bool:
     return q.unit.split("/", 1)[0] in _DOSE_BASES
 
 
-def _names_drug(text: str, drug_names: frozenset[str]) -> bool:
+def _names_drug(text: str | Tokens, drug_names: frozenset[str]) -> bool:
     if not drug_names:
         return False
-    words = [w for w, _, _ in tokens(text)]
+    t = text if isinstance(text, Tokens) else tokenize(text)
+    words = [w for w, k in zip(t.words, t.kinds, strict=True) if k != 2]
     grams = (" ".join(words[i : i + n]) for n in (1, 2, 3) for i in range(len(words) - n + 1))
     return any(g in drug_names for g in grams)
 
 
 def claim_kind(
-    text: str,
+    text: str | Tokens,
     language: str | None,
     found: Iterable[Quantity],
     drug_names: frozenset[str] = frozenset(),
@@ -134,18 +141,23 @@ def claim_kind(
     return "other"
 
 
-def skip_reason(text: str, language: str | None, found: Iterable[Quantity]) -> SkipReason | None:
+def skip_reason(
+    text: str, language: str | None, found: Iterable[Quantity], tokens: Tokens | None = None
+) -> SkipReason | None:
     """Why a sentence is not a claim, or ``None`` when it is one (see the module docstring)."""
     found = tuple(found)
     with_unit = any(q.has_unit for q in found)
     stripped = text.rstrip()
     if stripped.endswith(":") and not with_unit:
         return "heading"
-    key = phrase_key(text)
-    if with_unit or has_cue(key, cues_for(CONTRA_CUES, language)):
-        return None
     if stripped.endswith("?"):
         return "question"
+    key = phrase_key(tokens if tokens is not None else text)
+    if has_cue(key, cues_for(CONTRA_CUES, language)):
+        return None
+    if with_unit:
+        framed = _frame(key, language, with_unit=True)
+        return framed if framed == "abstention" else None
     opening = opening_cue(key, cues_for(PLEASANTRY_CUES, language))
     if opening is not None and len(claim_units(key[len(opening) :], language)) <= _COURTESY_WORDS:
         return "pleasantry"
@@ -153,10 +165,52 @@ def skip_reason(text: str, language: str | None, found: Iterable[Quantity]) -> S
         return "abstention"
     if has_cue(key, cues_for(REFERRAL_CUES, language)):
         return "referral"
+    frame = _frame(key, language, with_unit=any(q.has_unit for q in found))
+    if frame is not None:
+        return frame
     words = set(key.split())
-    if not found and ((words and words <= ACKNOWLEDGEMENTS) or not claim_units(text, language)):
+    if not found and (
+        (words and words <= ACKNOWLEDGEMENTS)
+        or not (
+            units_of(tokens, language, passage=False)
+            if tokens is not None
+            else claim_units(text, language)
+        )
+    ):
         return "no_content"
     return None
+
+
+def _frame(key: str, language: str | None, *, with_unit: bool) -> SkipReason | None:
+    """An abstention, hedge or referral written in free words (``rules/grounding/
+    nonclaims.yaml``): speaker or source + negator + verb of knowing; a hedge; a professional
+    + a verb of contacting (only without an amount)."""
+    frames = (
+        [NONCLAIM_FRAMES[language]]
+        if language in NONCLAIM_FRAMES
+        else list(NONCLAIM_FRAMES.values())
+    )
+    for f in frames:
+        if has_cue(key, f.contrast):
+            continue
+        who = has_cue(key, f.speakers) or has_cue(key, f.sources)
+        if who and has_cue(_without(key, f.limits), f.negators) and has_cue(key, f.verbs):
+            return "abstention"
+        if has_cue(key, f.hedges) and not with_unit:
+            return "abstention"
+        if not with_unit and has_cue(key, f.professionals) and has_cue(key, f.contact_verbs):
+            return "referral"
+        if not with_unit and has_cue(key, f.courtesy):
+            return "pleasantry"
+    return None
+
+
+def _without(key: str, phrases: tuple[str, ...]) -> str:
+    """``key`` with every phrase of ``phrases`` taken out ("no more than" is a limit, not a
+    negator of knowing: "The leaflet says to take no more than 4 g")."""
+    for phrase in phrases:
+        key = key.replace(f" {phrase} ", " ")
+    return key
 
 
 def _lead_in_kind(text: str, language: str | None) -> ClaimKind | None:
@@ -169,34 +223,62 @@ def _lead_in_kind(text: str, language: str | None) -> ClaimKind | None:
 
 
 def atomic_claims(
-    text: str, language: str | None, drug_names: frozenset[str] = frozenset()
+    text: str,
+    language: str | None,
+    drug_names: frozenset[str] = frozenset(),
+    lexicon: MedicalLexicon | None = None,
+    context: Carry | None = None,
 ) -> list[AtomicClaim]:
-    """The answer's claims in order, with kind, citation markers and quantities.
+    """The answer's claims in order, with kind, citation markers, quantities and readings.
 
     >>> answer = "Hello! Take 500 mg every 4 hours. Do not use it with alcohol. Anything else?"
     >>> [(c.text, c.kind) for c in atomic_claims(answer, "en")]
     [('Take 500 mg every 4 hours.', 'dose'), ('Do not use it with alcohol.', 'contraindication')]
     """
+    lex = lexicon if lexicon is not None else load_lexicon()
     claims: list[AtomicClaim] = []
-    context: ClaimKind | None = None  # what a lead-in hands down to its list items
+    context_kind: ClaimKind | None = None  # what a lead-in hands down to its list items
+    carry = context if context is not None else Carry()
     for sentence in split_sentences(text, language):
-        found = tuple(quantities(sentence.text, language))
-        reason = skip_reason(sentence.text, language, found)
+        t = tokenize(sentence.text)
+        found_amounts = amounts(t, language)
+        found = tuple(flatten(found_amounts))
+        reason = skip_reason(sentence.text, language, found, t)
         if reason == "heading":
-            context = _lead_in_kind(sentence.text, language)
+            context_kind = _lead_in_kind(sentence.text, language)
+            read = read_sentence(t, 0, len(t), found_amounts, language, lex, carry)
+            carry = read.carry
             continue
         if not sentence.bullet:
-            context = None
+            context_kind = None
         if reason is not None:
             continue
-        kind = claim_kind(sentence.text, language, found, drug_names)
-        inherits = context == "contraindication" or any(_is_dose_amount(q) for q in found)
-        if kind == "other" and sentence.bullet and context is not None and inherits:
-            kind = context
-        units = claim_units(sentence.text, language)
+        units = units_of(t, language, passage=False)
+        read = read_sentence(t, 0, len(t), found_amounts, language, lex, carry, units)
+        carry = read.carry
+        if any(not r.open for r in read.readings):
+            kind: ClaimKind = (
+                "dose" if any(r.kind == "dose" for r in read.readings) else "contraindication"
+            )
+        else:  # no reading, or only an open one (its kind follows from what the passages say)
+            kind = claim_kind(t, language, found, drug_names)
+            inherits = context_kind == "contraindication" or any(_is_dose_amount(q) for q in found)
+            if kind == "other" and sentence.bullet and context_kind is not None and inherits:
+                kind = context_kind
+        leftover = tuple(
+            q for a in found_amounts if not set(range(a.t0, a.t1)) & read.used for q in a.parts
+        )
         claims.append(
             AtomicClaim(
-                sentence.text, sentence.start, sentence.end, kind, sentence.markers, found, units
+                sentence.text,
+                sentence.start,
+                sentence.end,
+                kind,
+                sentence.markers,
+                found,
+                units,
+                read.readings,
+                leftover,
             )
         )
     return claims

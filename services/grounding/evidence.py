@@ -19,19 +19,16 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from schemas.events import Passage
-from services.grounding.quantities import Quantity, format_decimal, quantities
-from services.grounding.text import passage_units
+from services.grounding.medical.compare import Comparison, PassageReading, compare, worst
+from services.grounding.medical.lexicon import MedicalLexicon, load_lexicon
+from services.grounding.medical.reading import Reading
+from services.grounding.prepared import PassageCache, PreparedPassage, prepare_passage
+from services.grounding.quantities import Quantity, format_decimal
 
-__all__ = ["Evidence", "PassageEvidence", "Verdict", "ground"]
+__all__ = ["Evidence", "PassageEvidence", "Verdict", "ground", "ground_medical"]
 
-
-@dataclass(frozen=True, slots=True)
-class PassageEvidence:
-    doc_id: str
-    text: str
-    units: frozenset[str]
-    keys: frozenset[str]
-    numbers: frozenset[Decimal]
+#: A prepared passage, as the grounding test sees it.
+PassageEvidence = PreparedPassage
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,24 +39,28 @@ class Verdict:
     support: float
     best: int | None
     numbers_missing: tuple[str, ...]
-
-
-def _prepare(passage: Passage, language: str | None) -> PassageEvidence:
-    found = quantities(passage.text, language)
-    return PassageEvidence(
-        doc_id=passage.doc_id,
-        text=passage.text,
-        units=passage_units(passage.text, language),
-        keys=frozenset(q.key for q in found if q.has_unit),
-        numbers=frozenset(q.written for q in found),
-    )
+    #: The structured comparisons, one per medical reading of the claim (empty for others).
+    medical: tuple[Comparison, ...] = ()
+    #: Missing numbers that decide: all of them for a plain claim; for a claim read into
+    #: medical readings only those the readings did not use (``8 h`` may stand for "3 a day").
+    blocking: tuple[str, ...] = ()
 
 
 class Evidence:
-    """Passages in retrieval order, their quantities and content units, and their ids."""
+    """Passages in retrieval order, prepared (from the cache when one is given), and their ids."""
 
-    def __init__(self, passages: Sequence[Passage], language: str | None) -> None:
-        self.passages = tuple(_prepare(p, language) for p in passages)
+    def __init__(
+        self,
+        passages: Sequence[Passage],
+        language: str | None,
+        lexicon: MedicalLexicon | None = None,
+        cache: PassageCache | None = None,
+    ) -> None:
+        lex = lexicon if lexicon is not None else load_lexicon()
+        if cache is not None:
+            self.passages = tuple(cache.get(p, language, lex) for p in passages)
+        else:
+            self.passages = tuple(prepare_passage(p, language, lex) for p in passages)
         self.language = language
         self.keys = frozenset().union(*(p.keys for p in self.passages))
         self.numbers = frozenset().union(*(p.numbers for p in self.passages))
@@ -75,6 +76,17 @@ class Evidence:
             d: frozenset().union(*(self.passages[i].numbers for i in idx))
             for d, idx in self.by_doc.items()
         }
+        self.readings = [
+            PassageReading(p.doc_id, i, sentence, reading)
+            for i, p in enumerate(self.passages)
+            for sentence, reading in p.readings
+        ]
+        self._position = {id(r): k for k, r in enumerate(self.readings)}
+        # Readings by drug (those naming none under ""), so a claim meets only its drug's.
+        self._by_drug: dict[str, list[PassageReading]] = {}
+        for r in self.readings:
+            for drug in r.reading.drugs or ("",):
+                self._by_drug.setdefault(drug, []).append(r)
         # [n] markers count passages by rank when every passage has one, else by list order.
         if passages and all(p.rank is not None for p in passages):
             self.order = sorted(range(len(passages)), key=lambda i: (passages[i].rank, i))
@@ -84,6 +96,29 @@ class Evidence:
     def nth(self, n: int) -> PassageEvidence | None:
         """The passage a ``[n]`` marker means (1-based), or ``None`` when out of range."""
         return self.passages[self.order[n - 1]] if 1 <= n <= len(self.order) else None
+
+    def readings_for(self, reading: Reading, doc: str | None = None) -> list[PassageReading]:
+        """The passage readings a claim about ``reading.drugs`` can meet (all when it names
+        none; passages naming no drug always), in order, optionally of one document only."""
+        if reading.drugs:
+            lists = [self._by_drug.get(d, []) for d in (*sorted(reading.drugs), "")]
+            seen: dict[int, PassageReading] = {}
+            for items in lists:
+                for r in items:
+                    seen.setdefault(id(r), r)
+            pool = sorted(seen.values(), key=lambda r: (r.passage, self._rank(r)))
+        else:
+            pool = self.readings
+        return pool if doc is None else [r for r in pool if r.doc_id == doc]
+
+    def _rank(self, r: PassageReading) -> int:
+        return self._position.get(id(r), 0)
+
+    def drugs_of(self, doc_ids: Sequence[str]) -> frozenset[str]:
+        """Every drug the passages of these documents name."""
+        return frozenset().union(
+            *(self.passages[i].drugs for d in doc_ids for i in self.by_doc.get(d, ()))
+        )
 
 
 def _missing(
@@ -99,6 +134,31 @@ def _missing(
     return tuple(missing)
 
 
+def _scope(
+    evidence: Evidence, doc: str | None
+) -> tuple[list[int], frozenset[str], frozenset[Decimal]]:
+    if doc is None:
+        return list(range(len(evidence.passages))), evidence.keys, evidence.numbers
+    return (
+        evidence.by_doc.get(doc, []),
+        evidence.doc_keys.get(doc, frozenset()),
+        evidence.doc_numbers.get(doc, frozenset()),
+    )
+
+
+def _best_support(
+    units: frozenset[str], evidence: Evidence, indices: list[int]
+) -> tuple[int, float]:
+    best, support = indices[0], 1.0
+    if units:
+        best, support = indices[0], -1.0
+        for i in indices:
+            share = len(units & evidence.passages[i].units) / len(units)
+            if share > support:
+                best, support = i, share
+    return best, support
+
+
 def ground(
     units: frozenset[str],
     found: Sequence[Quantity],
@@ -110,25 +170,42 @@ def ground(
 ) -> Verdict:
     """Ground one claim — its content ``units`` (:func:`~services.grounding.text.claim_units`)
     and its quantities ``found`` — in all passages, or in the passages of the document ``doc``."""
-    if doc is None:
-        indices = list(range(len(evidence.passages)))
-        keys, numbers = evidence.keys, evidence.numbers
-    else:
-        indices = evidence.by_doc.get(doc, [])
-        keys, numbers = (
-            evidence.doc_keys.get(doc, frozenset()),
-            evidence.doc_numbers.get(doc, frozenset()),
-        )
+    indices, keys, numbers = _scope(evidence, doc)
     if not indices:
         return Verdict(False, 0.0, None, _missing(found, frozenset(), frozenset(), bare_numbers))
-    chosen = [evidence.passages[i] for i in indices]
     missing = _missing(found, keys, numbers, bare_numbers)
-    best, support = indices[0], 1.0
-    if units:
-        best, support = indices[0], -1.0
-        for i, p in zip(indices, chosen, strict=True):
-            share = len(units & p.units) / len(units)
-            if share > support:
-                best, support = i, share
+    best, support = _best_support(units, evidence, indices)
     grounded = not missing and support >= threshold
-    return Verdict(grounded, round(support, 6), best, missing)
+    return Verdict(grounded, round(support, 6), best, missing, (), missing)
+
+
+def ground_medical(
+    readings: Sequence[Reading],
+    units: frozenset[str],
+    found: Sequence[Quantity],
+    leftover: Sequence[Quantity],
+    evidence: Evidence,
+    *,
+    bare_numbers: bool,
+    doc: str | None = None,
+) -> Verdict:
+    """Ground a claim by its structured readings: each is compared with the readings of the
+    passages (all, or the document ``doc``'s); numbers the readings did not use (a duration, a
+    strength) must still be among the passages' numbers. Content-word support is reported but
+    does not decide."""
+    indices, keys, numbers = _scope(evidence, doc)
+    shown = _missing(found, keys, numbers, bare_numbers)
+    missing = _missing(leftover, keys, numbers, bare_numbers)
+    if not indices:
+        comparisons = tuple(compare(r, []) for r in readings)
+        return Verdict(False, 0.0, None, shown, comparisons, missing)
+    comparisons = tuple(compare(r, evidence.readings_for(r, doc)) for r in readings)
+    best, support = _best_support(units, evidence, indices)
+    for c in comparisons:
+        cited = c.supporting or c.contradicting
+        if cited:
+            best = cited[0].passage
+            break
+    status = worst([c.status for c in comparisons])
+    grounded = status == "supported" and not missing
+    return Verdict(grounded, round(max(support, 0.0), 6), best, shown, comparisons, missing)

@@ -21,47 +21,234 @@ them for the caller, which raises the critical findings.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Literal
+from dataclasses import replace
+from decimal import Decimal
+from typing import Final, Literal
 
 from schemas.events import ChatEvent
-from schemas.verdicts import ClaimCheck, GroundingReport, JudgeLabel
+from schemas.verdicts import (
+    ClaimCheck,
+    GroundingReport,
+    JudgeLabel,
+    MedicalCheck,
+    MedicalContext,
+    MedicalReading,
+    NumberRange,
+    PassageClaim,
+)
 from services.evaluation import faithfulness
-from services.grounding.citations import check_citations
+from services.grounding.citations import check_citations, resolve
 from services.grounding.claims import AtomicClaim, atomic_claims, fact_checks
 from services.grounding.config import GroundingConfig
-from services.grounding.evidence import Evidence, Verdict, ground
+from services.grounding.evidence import Evidence, Verdict, ground, ground_medical
 from services.grounding.extractors import ExtractorSet
 from services.grounding.facts import FactRegistry
+from services.grounding.medical.compare import Comparison, PassageReading
+from services.grounding.medical.lexicon import MedicalLexicon, load_lexicon
+from services.grounding.medical.reading import Carry, Reading, Span, read_sentence
+from services.grounding.prepared import PassageCache
+from services.grounding.quantities import UNITS, amounts
+from services.grounding.sentences import split_sentences
 from services.grounding.text import detect_language
+from services.grounding.tokens import tokenize
 
-__all__ = ["GroundingConfig", "check", "claims_for_judge", "critical_claims"]
+__all__ = [
+    "GroundingConfig",
+    "check",
+    "claims_for_judge",
+    "critical_claims",
+    "medical_context",
+    "medical_reading",
+]
 
 _PRIORITY = {"dose": 0, "contraindication": 1, "other": 2}
 
 
+def _resolve_drugs(claims: list[AtomicClaim], evidence: Evidence) -> list[AtomicClaim]:
+    """Readings that name no drug (and had none earlier in the answer) take the drug of the
+    passages the sentence cites, else the drug taken for an earlier sentence, else the drug of
+    all passages' readings when that is exactly one."""
+    out: list[AtomicClaim] = []
+    last: frozenset[str] = frozenset()
+    for claim in claims:
+        named = frozenset().union(*(r.drugs for r in claim.readings))
+        if not claim.readings or all(r.drugs for r in claim.readings):
+            last = named or last
+            out.append(claim)
+            continue
+        cited = [d for m in claim.markers for d, ok in resolve(m, evidence) if ok]
+        drugs = evidence.drugs_of(cited) if cited else frozenset()
+        if len(drugs) != 1:
+            drugs = last
+        if len(drugs) != 1:
+            kinds = {r.kind for r in claim.readings}
+            drugs = frozenset().union(
+                *(p.reading.drugs for p in evidence.readings if p.reading.kind in kinds)
+            )
+        if len(drugs) != 1:
+            out.append(claim)
+            continue
+        last = drugs
+        readings = tuple(
+            r if r.drugs else replace(r, drugs=drugs, drug_source="passage") for r in claim.readings
+        )
+        out.append(replace(claim, readings=readings))
+    return out
+
+
+#: A person word shortly before a bare number makes it that person's age in a question ("my
+#: mum is 82", "I'm 79", "mijn zoon van 6", "ik ben 75"); only questions are read this way.
+_PERSONS: Final = frozenset(
+    {
+        "i",
+        "she",
+        "he",
+        "mum",
+        "mom",
+        "mother",
+        "father",
+        "dad",
+        "son",
+        "daughter",
+        "child",
+        "kid",
+        "grandmother",
+        "grandfather",
+        "grandma",
+        "grandpa",
+        "wife",
+        "husband",
+        "boy",
+        "girl",
+        "ik",
+        "zij",
+        "hij",
+        "moeder",
+        "vader",
+        "zoon",
+        "dochter",
+        "kind",
+        "oma",
+        "opa",
+        "vrouw",
+        "man",
+        "jongen",
+        "meisje",
+    }
+)
+
+
+def _question_age(text: str) -> Decimal | None:
+    t = tokenize(text)
+    for i, (word, kind) in enumerate(zip(t.words, t.kinds, strict=True)):
+        if kind != 1 or not word.isdigit() or not 0 < int(word) < 120:
+            continue
+        if i + 1 < len(t) and t.words[i + 1] in UNITS:
+            continue  # "20 mg", "6 months": an amount, not an age
+        if any(w in _PERSONS for w in t.words[max(0, i - 3) : i]):
+            return Decimal(word)
+    return None
+
+
+def medical_context(
+    text: str, language: str | None, lexicon: MedicalLexicon | None = None
+) -> MedicalContext:
+    """Drugs and population of a user turn, for the answer that follows it (see
+    :class:`~schemas.verdicts.MedicalContext`)."""
+    lex = lexicon if lexicon is not None else load_lexicon()
+    lang = detect_language(text, language)
+    drugs: set[str] = set()
+    populations: set[str] = set()
+    age: tuple[Decimal | None, Decimal | None] | None = None
+    carry = Carry()
+    for sentence in split_sentences(text[:8000], lang):
+        t = tokenize(sentence.text)
+        read = read_sentence(t, 0, len(t), amounts(t, lang), lang, lex, carry)
+        drugs |= read.carry.drugs
+        if read.carry.populations != carry.populations:
+            populations |= read.carry.populations
+            age = read.carry.age or age
+        carry = read.carry
+    if age is None:
+        years = _question_age(text[:8000])
+        if years is not None:
+            age = (years, years)
+            populations.add("elderly" if years >= 65 else "adult" if years >= 18 else "child")
+    return MedicalContext(
+        drugs=sorted(drugs)[:16],
+        populations=sorted(populations)[:16],
+        age_min_years=float(age[0]) if age and age[0] is not None else None,
+        age_max_years=float(age[1]) if age and age[1] is not None else None,
+    )
+
+
+def _carry(context: MedicalContext | None) -> Carry | None:
+    if context is None:
+        return None
+    lo = Decimal(str(context.age_min_years)) if context.age_min_years is not None else None
+    hi = Decimal(str(context.age_max_years)) if context.age_max_years is not None else None
+    return Carry(
+        drugs=frozenset(context.drugs),
+        populations=frozenset(context.populations),
+        age=(lo, hi) if lo is not None or hi is not None else None,
+    )
+
+
 def _prepare(
-    event: ChatEvent, registry: FactRegistry | None
+    event: ChatEvent,
+    registry: FactRegistry | None,
+    lexicon: MedicalLexicon | None = None,
+    cache: PassageCache | None = None,
+    context: MedicalContext | None = None,
 ) -> tuple[str | None, list[AtomicClaim], Evidence]:
     if event.role != "assistant":
         raise ValueError(f"grounding checks assistant answers, got a {event.role!r} event")
     language = detect_language(event.content, event.language)
     names = registry.entities if registry is not None else frozenset()
-    claims = atomic_claims(event.content, language, names)
-    return language, claims, Evidence(event.retrieval or [], language)
+    lex = lexicon if lexicon is not None else load_lexicon()
+    evidence = Evidence(event.retrieval or [], language, lex, cache)
+    claims = _resolve_drugs(
+        atomic_claims(event.content, language, names, lex, _carry(context)), evidence
+    )
+    return language, claims, evidence
 
 
-def _deterministic(claim: AtomicClaim, evidence: Evidence, config: GroundingConfig) -> Verdict:
+def _deterministic(
+    claim: AtomicClaim, evidence: Evidence, config: GroundingConfig, doc: str | None = None
+) -> Verdict:
+    """The deterministic test: structured comparison for claims with medical readings, else
+    numbers and content-word support."""
+    if claim.readings:
+        verdict = ground_medical(
+            claim.readings,
+            claim.units,
+            claim.quantities,
+            claim.leftover,
+            evidence,
+            bare_numbers=config.bare_numbers,
+            doc=doc,
+        )
+        if not all(c.reading.open and c.status == "unknown" for c in verdict.medical):
+            return verdict
+        # An open positive claim that no passage speaks about: grounded by its words.
     return ground(
         claim.units,
         claim.quantities,
         evidence,
         threshold=config.support_threshold,
         bare_numbers=config.bare_numbers,
+        doc=doc,
     )
 
 
 def claims_for_judge(
-    event: ChatEvent, config: GroundingConfig, registry: FactRegistry | None = None
+    event: ChatEvent,
+    config: GroundingConfig,
+    registry: FactRegistry | None = None,
+    *,
+    lexicon: MedicalLexicon | None = None,
+    cache: PassageCache | None = None,
+    context: MedicalContext | None = None,
 ) -> list[tuple[str, str]]:
     """``(claim_text, premise)`` pairs to send to the judge; the premise is the best passage.
 
@@ -70,7 +257,7 @@ def claims_for_judge(
     back to :func:`check` as ``judge_results`` keyed by claim text. Give the same ``registry`` as
     to :func:`check` so that claim kinds agree (drug names come from it).
     """
-    _, claims, evidence = _prepare(event, registry)
+    _, claims, evidence = _prepare(event, registry, lexicon, cache, context)
     if not evidence.passages or config.judge_max_claims == 0:
         return []
     ranked = sorted(
@@ -97,14 +284,20 @@ def _claim_check(
 ) -> ClaimCheck:
     method: Literal["deterministic", "judge"] = "deterministic"
     grounded = verdict.grounded
+    kind = claim.kind
+    if kind == "other" and verdict.medical:
+        kind = "contraindication"  # an open safety claim that a passage speaks about
     if label is not None and label != "unverified":
         method = "judge"
-        grounded = label == "entailment" and not verdict.numbers_missing
+        # Missing numbers and a structured contradiction, unknown or conflict are never
+        # overruled: the judge can only take support away from a structured reading.
+        structured_ok = all(c.status == "supported" for c in verdict.medical)
+        grounded = label == "entailment" and not verdict.blocking and structured_ok
     return ClaimCheck(
         text=claim.text,
         start=claim.start,
         end=claim.end,
-        kind=claim.kind,
+        kind=kind,
         grounded=grounded,
         method=method,
         support=max(0.0, min(1.0, verdict.support)),
@@ -112,6 +305,57 @@ def _claim_check(
         numbers_missing=list(verdict.numbers_missing),
         cited_docs=cited,
         judge=label,
+        medical=[_medical_check(c) for c in verdict.medical],
+    )
+
+
+def _range(span: Span | None) -> NumberRange | None:
+    if span is None:
+        return None
+    return NumberRange(low=float(span.low), high=float(span.high), kind=span.kind)
+
+
+def _age(age: tuple[Decimal | None, Decimal | None] | None) -> NumberRange | None:
+    if age is None:
+        return None
+    lo, hi = age
+    if lo is None and hi is not None:
+        return NumberRange(low=0.0, high=float(hi), kind="max")
+    if hi is None and lo is not None:
+        return NumberRange(low=float(lo), high=float(lo), kind="min")
+    return NumberRange(low=float(lo or 0), high=float(hi or 0))
+
+
+def medical_reading(r: Reading) -> MedicalReading:
+    """The report's form of a reading (the contract the review page renders)."""
+    return MedicalReading(
+        kind=r.kind,
+        drugs=sorted(r.drugs),
+        drug_source=r.drug_source,
+        populations=sorted(r.populations),
+        age_years=_age(r.age),
+        amount=_range(r.amount),
+        unit=r.unit,
+        basis=r.basis,
+        qualifier=r.qualifier,
+        frequency_per_day=_range(r.frequency),
+        polarity=r.polarity,
+        conditions=sorted(r.conditions),
+        summary=r.describe(with_drug=False),
+    )
+
+
+def _passage_claim(p: PassageReading) -> PassageClaim:
+    return PassageClaim(doc_id=p.doc_id, sentence=p.sentence, reading=medical_reading(p.reading))
+
+
+def _medical_check(c: Comparison, keep: int = 3) -> MedicalCheck:
+    return MedicalCheck(
+        status=c.status,
+        reading=medical_reading(c.reading),
+        supporting=[_passage_claim(p) for p in c.supporting[:keep]],
+        contradicting=[_passage_claim(p) for p in c.contradicting[:keep]],
+        explanation=c.explanation,
     )
 
 
@@ -124,20 +368,26 @@ def check(
     inclusion_probability: float,
     stratum: Literal["always", "sampled"],
     judge_results: Mapping[str, JudgeLabel] | None = None,
+    lexicon: MedicalLexicon | None = None,
+    cache: PassageCache | None = None,
+    context: MedicalContext | None = None,
 ) -> GroundingReport:
     """Check one assistant answer (see the module docstring). Deterministic; no I/O.
 
-    Raises ``ValueError`` for a non-assistant event (and, via the report model, for an inclusion
-    probability outside (0, 1]).
+    ``lexicon`` defaults to the bundled ``rules/grounding``; ``cache`` keeps prepared passages
+    between calls (:class:`~services.grounding.prepared.PassageCache`); ``context`` is what the
+    user's preceding turn said about drug and population (:func:`medical_context`), used where
+    the answer does not say it. Raises ``ValueError``
+    for a non-assistant event (and, via the report model, for an inclusion probability outside
+    (0, 1]).
     """
-    language, claims, evidence = _prepare(event, registry)
+    language, claims, evidence = _prepare(event, registry, lexicon, cache, context)
     citations = check_citations(
         event.content,
         event.citations or [],
         claims,
         evidence,
-        threshold=config.support_threshold,
-        bare_numbers=config.bare_numbers,
+        lambda claim, doc: _deterministic(claim, evidence, config, doc),
     )
     judged = judge_results or {}
     checks = [

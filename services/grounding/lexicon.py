@@ -19,7 +19,11 @@ Unknown languages use the union of all lists.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Final
+
+import yaml
 
 __all__ = [
     "ABBREVIATIONS",
@@ -29,9 +33,12 @@ __all__ = [
     "DOSE_CUES",
     "LANGUAGES",
     "NEGATIONS",
+    "NONCLAIM_EXAMPLES",
+    "NONCLAIM_FRAMES",
     "PLEASANTRY_CUES",
     "REFERRAL_CUES",
     "STOP_WORDS",
+    "NonclaimFrames",
     "cues_for",
     "for_language",
 ]
@@ -225,3 +232,43 @@ def cues_for(table: dict[str, tuple[str, ...]], language: str | None) -> tuple[s
     if language in table:
         return table[language]
     return tuple(phrase for phrases in table.values() for phrase in phrases)
+
+
+@dataclass(frozen=True, slots=True)
+class NonclaimFrames:
+    """Word sets of one language from ``rules/grounding/nonclaims.yaml`` (phrases as padded
+    keys, like :func:`~services.grounding.text.phrase_key`)."""
+
+    speakers: tuple[str, ...]
+    sources: tuple[str, ...]
+    negators: tuple[str, ...]
+    verbs: tuple[str, ...]
+    hedges: tuple[str, ...]
+    professionals: tuple[str, ...]
+    contact_verbs: tuple[str, ...]
+    contrast: tuple[str, ...]
+    courtesy: tuple[str, ...]
+    limits: tuple[str, ...]
+
+
+def _load_frames(path: Path) -> tuple[dict[str, NonclaimFrames], list[dict[str, object]]]:
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    frames: dict[str, NonclaimFrames] = {}
+    for language in LANGUAGES:
+        entry = data[language]
+        try:
+            frames[language] = NonclaimFrames(
+                **{
+                    name: tuple(" ".join(str(p).lower().split()) for p in entry[name])
+                    for name in NonclaimFrames.__slots__
+                }
+            )
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"{path}: {language}: {exc}") from None
+    return frames, list(data.get("examples", []))
+
+
+#: Abstention, hedge and referral frames per language (``rules/grounding/nonclaims.yaml``).
+NONCLAIM_FRAMES, NONCLAIM_EXAMPLES = _load_frames(
+    Path(__file__).resolve().parents[2] / "rules" / "grounding" / "nonclaims.yaml"
+)

@@ -15,12 +15,16 @@ Decisions worth knowing:
 - **Ranges** (``500-1000 mg``, ``4 tot 6 uur``, ``1 or 2 tablets``) give both ends the unit.
 - **Number words** one..twelve (en/nl/vi) count only when a unit follows (``two tablets``).
 - **Per-kilogram and concentration units** keep their denominator (``15 mg/kg``, ``120 mg/5 ml``
-  = ``24 mg/ml``); a time denominator (``4 g/day``, ``4 g per dag``) is dropped, so it equals
-  ``4 g``.
+  = ``24 mg/ml``; ``2 mg per kilogram of body weight`` = ``2 mg/kg``); a time denominator
+  (``4 g/day``, ``4 g per dag``, ``mg/kg/ngày``) and a per-dose one (``500 mg per keer``) are
+  dropped from the key, so ``4 g/day`` equals ``4 g``, but kept on the :class:`Amount`
+  (``per_time``, ``per_dose``) for the medical reading, which needs the basis.
 - **Bare numbers** (no unit) are kept with unit ``""``; a number glued to letters (``B12``,
   ``COVID-19``, ``1st``) is not a quantity.
 
-Matching is RE2 (linear time); the unit table is data in this module.
+Scanning works on the tokens of :mod:`~services.grounding.tokens` (one linear pass, then dict
+lookups per token); the unit table is data in this module. :data:`QUANTITY_PATTERN` is the same
+idea as an RE2 pattern, for the extractor packs.
 """
 
 from __future__ import annotations
@@ -33,11 +37,16 @@ from typing import Final
 
 import re2
 
+from services.grounding.tokens import NUM, SYM, WORD, PhraseMatcher, Tokens, phrase_tokens, tokenize
+
 __all__ = [
     "QUANTITY_PATTERN",
     "UNITS",
+    "Amount",
     "Quantity",
     "UnitInfo",
+    "amounts",
+    "flatten",
     "format_decimal",
     "parse_number",
     "parse_value",
@@ -64,7 +73,7 @@ mg 0.001 mcg | mcg | µg | μg | ug | microgram | micrograms | microgam
 ml 1000 l | l | liter | liters | litre | litres | lít
 ml 100 dl | dl
 ml 10 cl | cl
-ml 1 ml | ml | milliliter | milliliters | millilitre | mililít
+ml 1 ml | ml | milliliter | milliliters | millilitre | mililít | mililit
 IU 1 IU | iu | i.u. | ie | units | unit | eenheden | eenheid | đơn vị
 h 1 hours | h | hr | hrs | hour | hours | uur | uren | giờ | tiếng
 h 1/60 minutes | min | mins | minute | minutes | minuut | minuten | phút
@@ -73,7 +82,11 @@ h 168 weeks | week | weeks | weken | tuần
 month 1 months | month | months | maand | maanden | tháng
 % 1 % | % | percent | per cent | procent | phần trăm
 tablet 1 tablets | tablet | tablets | tabletten | tabl | tab | tabs | pill | pills | pil | pillen
-tablet 1 tablets | capsule | capsules | caps | viên
+tablet 1 tablets | capsule | capsules | caps | viên | zetpil | zetpillen
+tablet 1 tablets | suppository | suppositories
+puff 1 puffs | puff | puffs | inhalation | inhalations | pufje | pufjes | nhát
+puff 1 puffs | inhalatie | inhalaties
+sachet 1 sachets | sachet | sachets | zakje | zakjes | gói
 drop 1 drops | drop | drops | druppel | druppels | giọt
 times 1 times | times | x | × | keer | maal | lần
 """
@@ -98,12 +111,32 @@ UNITS: Final[dict[str, UnitInfo]] = _parse_units(_UNIT_TABLE)
 #: Denominators kept in the unit (per body weight, per volume) → (base, factor).
 _KEPT_DENOMINATORS: Final[dict[str, tuple[str, Decimal]]] = {
     "kg": ("kg", Decimal(1)),
+    "kilogram": ("kg", Decimal(1)),
+    "kilo": ("kg", Decimal(1)),
+    "kilogam": ("kg", Decimal(1)),
     "ml": ("ml", Decimal(1)),
     "l": ("ml", Decimal(1000)),
     "liter": ("ml", Decimal(1000)),
 }
-#: Time denominators that are dropped: ``4 g/day`` is the same amount as ``4 g`` per day.
-_DROPPED_DENOMINATORS: Final = ("24 uur", "24 hours", "24h", "day", "dag", "ngày", "d")
+#: Words after a per-kg denominator that only say it is body weight ("mg per kilogram of body
+#: weight", "mg/kg lichaamsgewicht", "mg/kg cân nặng").
+_BODY_WEIGHT: Final = (
+    ("of", "body", "weight"),
+    ("body", "weight"),
+    ("bodyweight",),
+    ("lichaamsgewicht",),
+    ("cân", "nặng"),
+    ("thể", "trọng"),
+)
+#: Denominators that make an amount a single dose ("500 mg per dose", "per keer", "mỗi lần").
+_DOSE_DENOMINATORS: Final = frozenset(
+    {"dose", "dosis", "keer", "gift", "inname", "lần", "liều", "time", "administration"}
+)
+#: Words that open a denominator: ``/``, ``per``, ``mỗi``.
+_PER: Final = frozenset({"/", "per", "mỗi"})
+#: Range connectors between two numbers (``4-6``, ``4 to 6``, ``4 tot 6``, ``4 đến 6``).
+_CONNECTORS: Final = frozenset({"-", "–", "—", "to", "tot", "or", "of", "à", "hoặc", "đến", "tới"})
+_DAY_HOURS: Final = Decimal(24)
 
 _WORDS_1_TO_12: Final = {
     "en": "one two three four five six seven eight nine ten eleven twelve",
@@ -129,24 +162,6 @@ def _alternation(words: Iterable[str]) -> str:
 
 _NUM = r"\d+(?:[.,]\d+)*"
 _WORDNUM = _alternation(NUMBER_WORDS)
-_CONNECT = r"-|–|—|to|tot|tot en met|or|of|hoặc|đến|tới"
-_DENOM = _alternation([*_KEPT_DENOMINATORS, *_DROPPED_DENOMINATORS])
-_UNIT_PART = (
-    rf"\s*(?P<unit>{_alternation(UNITS)})"
-    rf"(?:(?:\s*/\s*|\s+per\s+|\s+mỗi\s+)(?P<dn>\d+(?:[.,]\d+)?\s*)?(?P<den>{_DENOM}))?"
-)
-# Digits with an optional unit, or a number word that must have one ("een" alone is an article),
-# after a character that is not a letter or digit: "w123" and "often" hold no number, and RE2
-# does not even stop there.
-_QUANTITY = re2.compile(
-    rf"(?i)(?:^|[^\pL\pN])(?:(?P<n1>{_NUM})(?:\s*(?:{_CONNECT})\s*(?P<n2>{_NUM}))?(?:{_UNIT_PART})?"
-    rf"|(?P<w1>{_WORDNUM})(?:\s*(?:{_CONNECT})\s*(?P<w2>{_NUM}|{_WORDNUM}))?"
-    + _UNIT_PART.replace(r"\s*(?P<unit>", r"\s+(?P<wunit>")
-    .replace("?P<dn>", "?P<wdn>")
-    .replace("?P<den>", "?P<wden>")
-    + ")"
-)
-_GROUP: Final = _QUANTITY.groupindex
 #: A number (or number word) with a unit, without groups: ``{quantity}`` in extractor patterns.
 QUANTITY_PATTERN: Final = rf"(?:{_NUM}|{_WORDNUM})\s*(?:{_alternation(UNITS)})"
 #: Languages whose grouping mark is ``.`` (and decimal mark ``,``).
@@ -252,59 +267,244 @@ def _display(number: Decimal, symbol: str, per: Decimal, per_unit: str | None) -
     return f"{written}{symbol}" if symbol == "%" else f"{written} {symbol}"
 
 
-def _boundary_before(text: str, start: int) -> bool:
-    if start == 0:
-        return True
-    prev = text[start - 1]
-    if prev.isalnum():
-        return False
-    return not (prev in "-.,/" and start >= 2 and text[start - 2].isalnum())
+#: Unit spellings as token tuples (``"i.u."`` → ``("i", ".", "u", ".")``), longest first.
+_UNIT_MATCHER: Final[PhraseMatcher[UnitInfo]] = PhraseMatcher(
+    (phrase_tokens(spelling), info) for spelling, info in UNITS.items()
+)
+_BODY_WEIGHT_MATCHER: Final[PhraseMatcher[bool]] = PhraseMatcher((w, True) for w in _BODY_WEIGHT)
+
+
+@dataclass(frozen=True, slots=True)
+class Amount:
+    """One written amount: a number or a range of two with one unit, and its denominator.
+
+    ``parts`` are its :class:`Quantity` ends (one, or two for a range written with one unit:
+    ``4-6 hours``). ``per_time`` is the hours of a time denominator (``4 g/day`` → 24), dropped
+    from the key; ``per_dose`` says a per-dose denominator was written (``500 mg per keer``).
+    ``t0``/``t1`` are its token span (``t1`` exclusive).
+    """
+
+    parts: tuple[Quantity, ...]
+    symbol: str
+    per_time: Decimal | None
+    per_dose: bool
+    t0: int
+    t1: int
+
+    @property
+    def unit(self) -> str:
+        return self.parts[0].unit
+
+    @property
+    def low(self) -> Decimal:
+        return self.parts[0].value
+
+    @property
+    def high(self) -> Decimal:
+        return self.parts[-1].value
+
+    @property
+    def start(self) -> int:
+        return self.parts[0].start
+
+    @property
+    def end(self) -> int:
+        return self.parts[-1].end
 
 
 @dataclass(frozen=True, slots=True)
 class _Unit:
     info: UnitInfo
     divisor: Decimal
-    end: int
     per: Decimal
     per_unit: str | None
+    per_time: Decimal | None
+    per_dose: bool
+    stop: int  # token index after the unit and its denominator
 
 
-#: Group names of the digit branch and of the number-word branch of ``_QUANTITY``.
-_DIGIT_GROUPS: Final = ("n1", "n2", "unit", "dn", "den")
-_WORD_GROUPS: Final = ("w1", "w2", "wunit", "wdn", "wden")
+def _number_ok(tokens: Tokens, i: int, after_amount: int) -> bool:
+    """A number token that stands on its own: not glued to a word or number before it
+    (``B12``), nor after a glued ``-./,`` that follows one (``COVID-19``) — unless that
+    ``-`` continues an amount that just ended (``250 mg-500 mg``)."""
+    if not tokens.glued(i):
+        return True
+    kinds, words = tokens.kinds, tokens.words
+    if kinds[i - 1] != SYM:
+        return False
+    if words[i - 1] not in "-.,/–" or not tokens.glued(i - 1) or kinds[i - 2] == SYM:
+        return True
+    return words[i - 1] in "-–" and after_amount == i - 1
 
 
-def _unit_of(match: re2._Match, text: str, names: tuple[str, ...]) -> _Unit | None:  # type: ignore[name-defined]
-    """Resolve the unit group (with its denominator): the unit, the divisor and the end offset.
-
-    ``None`` when there is no unit or it is not a whole word (``5 gemiddeld`` has no ``g``).
-    """
-    _, _, unit_group, dn_group, den_group = names
-    ustart, uend = match.span(_GROUP[unit_group])
-    if ustart < 0:
-        return None
-    raw = " ".join(text[ustart:uend].lower().split())
-    info = UNITS.get(raw)
-    if info is None:
-        return None
-    dstart, dend = match.span(_GROUP[den_group])
-    if dstart >= 0 and dend < len(text) and text[dend].isalnum():
-        dstart = -1  # "mg/dosis": not a denominator after all
-    if dstart < 0:
-        if raw != "%" and uend < len(text) and text[uend].isalnum():
+def _denominator(tokens: Tokens, j: int, language: str | None) -> tuple[str, Decimal, int] | None:
+    """After ``/``, ``per`` or ``mỗi`` at ``j``: ``(kind, count, stop)`` where kind is a kept
+    denominator key, ``"time:<hours>"`` or ``"dose"``."""
+    words, kinds, n = tokens.words, tokens.kinds, len(tokens)
+    k = j + 1
+    count = Decimal(1)
+    if k < n and kinds[k] == NUM:
+        parsed = parse_number(words[k], language)
+        if parsed is None or not parsed:
             return None
-        return _Unit(info, Decimal(1), uend, Decimal(1), None)
-    kept = _KEPT_DENOMINATORS.get(" ".join(text[dstart:dend].lower().split()))
-    if kept is None:  # a time denominator: per day is implied
-        return _Unit(info, Decimal(1), dend, Decimal(1), None)
-    nstart, nend = match.span(_GROUP[dn_group])
-    count = parse_number(text[nstart:nend].strip()) if nstart >= 0 else Decimal(1)
-    if not count:
+        count, k = parsed, k + 1
+    if k >= n or (kinds[k] != WORD and words[k] != "%"):
         return None
-    den_base, den_factor = kept
-    unit = UnitInfo(f"{info.base}/{den_base}", info.factor, info.symbol)
-    return _Unit(unit, count * den_factor, dend, count, den_base)
+    if k + 1 < n and tokens.glued(k + 1) and kinds[k + 1] != SYM:
+        return None  # "mg/dosis2": not a denominator
+    word = words[k]
+    if word in _KEPT_DENOMINATORS:
+        return word, count, k + 1
+    if word in _DOSE_DENOMINATORS and count == 1:
+        return "dose", count, k + 1
+    hit = _UNIT_MATCHER.at(words, k)
+    if hit is not None and hit[1].base == "h":
+        hours = count * hit[1].factor
+        return f"time:{hours}", count, k + hit[0]
+    return None
+
+
+#: Words that join an amount to what it is of ("20 mg of amoxicillin per kg").
+_OF: Final = frozenset({"of", "van", "của"})
+
+
+def _past_drug_name(tokens: Tokens, stop: int) -> int:
+    """Where a per-kg denominator starts when one or two words (what the amount is of) stand
+    between it and the unit: "20 mg of amoxicillin per kilo", "40 mg amoxicilline per kg",
+    "15 mg paracetamol cho mỗi kg"; else ``stop`` unchanged."""
+    words, kinds, n = tokens.words, tokens.kinds, len(tokens)
+    k = stop + 1 if stop < n and words[stop] in _OF else stop
+    for width in (1, 2):
+        per = k + width
+        if per >= n or any(kinds[m] != WORD or words[m] in _PER for m in range(k, per)):
+            return stop
+        if words[per] in ("cho", "trên") and per + 1 < n and words[per + 1] == "mỗi":
+            per += 1
+        denominator = _KEPT_DENOMINATORS.get(words[per + 1]) if per + 1 < n else None
+        if words[per] in _PER and denominator is not None and denominator[0] == "kg":
+            return k + width
+    return stop
+
+
+def _unit_at(tokens: Tokens, i: int, language: str | None) -> _Unit | None:
+    """The unit (with its denominator) that starts at token ``i``, or ``None``."""
+    words, kinds, n = tokens.words, tokens.kinds, len(tokens)
+    if i >= n:
+        return None
+    hit = _UNIT_MATCHER.at(words, i)
+    if hit is None:
+        return None
+    length, info = hit
+    stop = i + length
+    if stop < n and tokens.glued(stop) and kinds[stop] != SYM and words[i] != "%":
+        return None  # "5 g2", "mgx"
+    divisor, per, per_unit, per_time, per_dose = Decimal(1), Decimal(1), None, None, False
+    stop = _past_drug_name(tokens, stop)
+    if stop + 1 < n and words[stop] in ("cho", "trên") and words[stop + 1] == "mỗi":
+        stop += 1  # "10 mg cho mỗi kg cân nặng"
+    if stop < n and words[stop] in _PER:
+        den = _denominator(tokens, stop, language)
+        if den is not None:
+            kind, count, after = den
+            if kind in _KEPT_DENOMINATORS:
+                den_base, den_factor = _KEPT_DENOMINATORS[kind]
+                info = UnitInfo(f"{info.base}/{den_base}", info.factor, info.symbol)
+                divisor, per, per_unit = count * den_factor, count, den_base
+                if den_base == "kg":
+                    weight = _BODY_WEIGHT_MATCHER.at(words, after) if after < n else None
+                    after += weight[0] if weight else 0
+                    if after < n and words[after] in _PER:  # mg/kg/day
+                        again = _denominator(tokens, after, language)
+                        if again is not None and again[0].startswith("time:"):
+                            per_time = Decimal(again[0][5:])
+                            after = again[2]
+            elif kind == "dose":
+                per_dose = True
+            else:
+                per_time = Decimal(kind[5:])
+            stop = after
+    return _Unit(info, divisor, per, per_unit, per_time, per_dose, stop)
+
+
+def _is_number_word(word: str, language: str | None) -> bool:
+    own = _WORD_LANGUAGE.get(word)
+    return own is not None and language in (None, own)
+
+
+def amounts(tokens: Tokens, language: str | None = None) -> list[Amount]:
+    """Every amount in ``tokens``, in order (see the module docstring)."""
+    subtag = (language or "").split("-")[0].lower()
+    base = subtag if subtag in _WORDS_1_TO_12 else None
+    words, kinds, starts, ends = tokens.words, tokens.kinds, tokens.starts, tokens.ends
+    n = len(words)
+    found: list[Amount] = []
+    last_end = -2  # token index after the last amount with a unit
+    i = 0
+    while i < n:
+        kind = kinds[i]
+        digits = kind == NUM
+        if not digits and not (kind == WORD and _is_number_word(words[i], base)):
+            i += 1
+            continue
+        if digits and not _number_ok(tokens, i, last_end):
+            i += 1
+            continue
+        ends_at = [i]
+        j = i + 1
+        if j + 1 < n and words[j] in _CONNECTORS:
+            k = j + 1
+            if words[j] == "tot" and k + 1 < n and words[k] == "en" and words[k + 1] == "met":
+                k += 2
+            if k < n and (kinds[k] == NUM or _is_number_word(words[k], base)):
+                ends_at.append(k)
+                j = k + 1
+        if not digits and j < n and tokens.glued(j):
+            i += 1
+            continue
+        unit = _unit_at(tokens, j, language) if j < n else None
+        if unit is None:
+            if digits:
+                found.extend(_bare(tokens, ends_at, language))
+            i = ends_at[-1] + 1
+            continue
+        parts: list[Quantity] = []
+        info = unit.info
+        for t in ends_at:
+            number = (
+                parse_number(words[t], language)
+                if kinds[t] == NUM
+                else Decimal(NUMBER_WORDS[words[t]])
+            )
+            if number is None:
+                break
+            value = number * info.factor / unit.divisor
+            if info.base == "h":
+                value = value.quantize(_SIX_PLACES)
+            shown = _display(number, info.symbol, unit.per, unit.per_unit)
+            parts.append(Quantity(value, info.base, number, shown, starts[t], ends[unit.stop - 1]))
+        if parts:
+            found.append(
+                Amount(tuple(parts), info.symbol, unit.per_time, unit.per_dose, i, unit.stop)
+            )
+            last_end = unit.stop
+        i = unit.stop
+    return found
+
+
+def _bare(tokens: Tokens, ends_at: list[int], language: str | None) -> list[Amount]:
+    """Unit-less numbers; a number with a glued letter suffix (``1st``) is no number."""
+    out: list[Amount] = []
+    words, n = tokens.words, len(tokens)
+    for t in ends_at:
+        if t + 1 < n and tokens.glued(t + 1) and tokens.kinds[t + 1] == WORD:
+            break
+        number = parse_number(words[t], language)
+        if number is None:
+            break
+        shown = _display(number, "", Decimal(1), None)
+        q = Quantity(number, "", number, shown, tokens.starts[t], tokens.ends[t])
+        out.append(Amount((q,), "", None, False, t, t + 1))
+    return out
 
 
 def quantities(text: str, language: str | None = None) -> list[Quantity]:
@@ -316,43 +516,12 @@ def quantities(text: str, language: str | None = None) -> list[Quantity]:
     >>> [q.key for q in quantities("2,5 mg of 2.5 mg; 1.000 mg", "nl")]
     ['2.5 mg', '2.5 mg', '1000 mg']
     """
-    text = unicodedata.normalize("NFC", text)
-    subtag = (language or "").split("-")[0].lower()
-    base = subtag if subtag in _WORDS_1_TO_12 else None
-    found: list[Quantity] = []
-    for m in _QUANTITY.finditer(text):
-        names = _DIGIT_GROUPS if m.span(_GROUP["n1"])[0] >= 0 else _WORD_GROUPS
-        s1, e1 = m.span(_GROUP[names[0]])
-        if not _boundary_before(text, s1):
-            continue
-        if names is _WORD_GROUPS and base not in (None, _WORD_LANGUAGE[text[s1:e1].lower()]):
-            continue
-        unit = _unit_of(m, text, names)
-        ends = [(s1, e1)]
-        s2, e2 = m.span(_GROUP[names[1]])
-        if s2 >= 0:
-            ends.append((s2, e2))
-        if unit is None:
-            # No unit: keep digit numbers as bare numbers; a glued suffix (1st) is no number.
-            for s, e in ends:
-                if not text[s].isdigit() or (e < len(text) and text[e].isalpha()):
-                    break
-                number = parse_number(text[s:e], language)
-                if number is not None:
-                    shown = _display(number, "", Decimal(1), None)
-                    found.append(Quantity(number, "", number, shown, s, e))
-            continue
-        info = unit.info
-        for s, e in ends:
-            number = parse_number(text[s:e], language)
-            if number is None:
-                break
-            value = number * info.factor / unit.divisor
-            if info.base == "h":
-                value = value.quantize(_SIX_PLACES)
-            shown = _display(number, info.symbol, unit.per, unit.per_unit)
-            found.append(Quantity(value, info.base, number, shown, s, unit.end))
-    return found
+    return flatten(amounts(tokenize(text), language))
+
+
+def flatten(found: Iterable[Amount]) -> list[Quantity]:
+    """The quantities of some amounts, in order (a range gives both ends)."""
+    return [q for a in found for q in a.parts]
 
 
 def parse_value(text: str, language: str | None = None) -> Quantity | None:

@@ -24,6 +24,7 @@ from functools import lru_cache
 from typing import Final
 
 from services.grounding.lexicon import LANGUAGES, NEGATIONS, STOP_WORDS, for_language
+from services.grounding.tokens import NUM, WORD, Tokens, tokenize
 
 __all__ = [
     "claim_units",
@@ -33,14 +34,14 @@ __all__ = [
     "passage_units",
     "phrase_key",
     "tokens",
+    "units_of",
     "words",
 ]
 
-#: Words: a run of letters/digits, optionally with one apostrophe suffix (``don't``). This one
-#: pattern uses Python's ``re``: it cannot backtrack (a character class repeated, then an
-#: optional fixed suffix), so it is linear by construction, and it runs ~25x faster than the RE2
-#: wrapper's per-match overhead on passage-sized text.
-_TOKEN = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
+#: Words longer than this are not memoised by the stemmer (nor is anything once it holds
+#: ``_STEM_MEMO`` words): the memo stays bounded whatever the text.
+_STEM_MEMO: Final = 20_000
+_STEM_MAX_LEN: Final = 40
 _VI_LETTERS: Final = frozenset(
     "ăâđêôơưàảãáạằẳẵắặầẩẫấậèẻẽéẹềểễếệìỉĩíịòỏõóọồổỗốộờởỡớợùủũúụừửữứựỳỷỹýỵ"
 )
@@ -65,25 +66,23 @@ def detect_language(text: str, hint: str | None) -> str | None:
 
 
 def tokens(text: str) -> list[tuple[str, int, int]]:
-    """Lower-cased words with their spans in the NFC form of ``text``; ``don't`` → ``not``,
-    ``Arthur's`` → ``arthur``."""
-    out: list[tuple[str, int, int]] = []
-    for m in _TOKEN.finditer(unicodedata.normalize("NFC", text)):
-        out.append((_word(m.group().lower()), m.start(), m.end()))
-    return out
-
-
-def _word(raw: str) -> str:
-    word = raw.replace("’", "'")
-    if "'" in word:
-        head, tail = word.split("'", 1)
-        word = "not" if tail == "t" and head.endswith("n") else head
-    return word
+    """Lower-cased words and numbers with their spans in the NFC form of ``text``; ``don't`` →
+    ``not``, ``Arthur's`` → ``arthur`` (symbols left out)."""
+    t = tokenize(text)
+    return [
+        (w, s, e) for w, k, s, e in zip(t.words, t.kinds, t.starts, t.ends, strict=True) if k != 2
+    ]
 
 
 def words(text: str) -> list[str]:
-    """The words of :func:`tokens` without their spans (faster, for passages)."""
-    return [_word(w) for w in _TOKEN.findall(unicodedata.normalize("NFC", text).lower())]
+    """The words and numbers of :func:`tokens` without their spans."""
+    t = tokenize(text)
+    return [w for w, k in zip(t.words, t.kinds, strict=True) if k != 2]
+
+
+@lru_cache(maxsize=_STEM_MEMO)
+def _stem_memo(word: str, language: str | None) -> str:
+    return _stem(word, language)
 
 
 def _stem(word: str, language: str | None) -> str:
@@ -105,38 +104,51 @@ def _stem(word: str, language: str | None) -> str:
     return word
 
 
-def _latin_units(text: str, language: str | None) -> frozenset[str]:
+def stem(word: str, language: str | None) -> str:
+    """:func:`_stem`, memoised per (word, language) up to a bound."""
+    if len(word) > _STEM_MAX_LEN:
+        return _stem(word, language)
+    return _stem_memo(word, language)
+
+
+def _latin_units(t: Tokens, lo: int, hi: int, language: str | None) -> frozenset[str]:
     stop = for_language(STOP_WORDS, language if language != "vi" else None)
-    return frozenset(
-        "not" if word in NEGATIONS else _stem(word, language)
-        for word in set(words(text))
-        if len(word) > 1 and not word[0].isdigit() and word not in stop
-    )
+    words_, kinds = t.words, t.kinds
+    seen: set[str] = set()
+    out: set[str] = set()
+    for i in range(lo, hi):
+        word = words_[i]
+        if kinds[i] != WORD or word in seen:
+            continue
+        seen.add(word)
+        if len(word) < 2 or word in stop or (i and kinds[i - 1] == NUM and t.glued(i)):
+            continue
+        out.add("not" if word in NEGATIONS else stem(word, language))
+    return frozenset(out)
 
 
-def _vi_runs(text: str) -> Iterable[list[str]]:
+def _vi_runs(t: Tokens, lo: int, hi: int) -> Iterable[list[str]]:
     """Runs of syllables not interrupted by punctuation or numbers."""
-    text = unicodedata.normalize("NFC", text)
     run: list[str] = []
-    last_end = -1
-    for word, start, end in tokens(text):
-        broken = last_end >= 0 and text[last_end:start].strip() != ""
-        if broken or word[0].isdigit():
+    words_, kinds, starts, ends, text = t.words, t.kinds, t.starts, t.ends, t.text
+    for i in range(lo, hi):
+        kind = kinds[i]
+        broken = i > lo and (kinds[i - 1] != WORD or text[ends[i - 1] : starts[i]].strip() != "")
+        if kind != WORD or broken:
             if run:
                 yield run
             run = []
-        if not word[0].isdigit():
-            run.append(word)
-        last_end = end
+        if kind == WORD:
+            run.append(words_[i])
     if run:
         yield run
 
 
-def _vi_units(text: str, *, unigrams: bool) -> frozenset[str]:
+def _vi_units(t: Tokens, lo: int, hi: int, *, unigrams: bool) -> frozenset[str]:
     stop = STOP_WORDS["vi"]
     bigrams: set[str] = set()
     singles: set[str] = set()
-    for run in _vi_runs(text):
+    for run in _vi_runs(t, lo, hi):
         singles.update(w for w in run if w not in stop)
         bigrams.update(
             f"{a} {b}" for a, b in itertools.pairwise(run) if a not in stop or b not in stop
@@ -146,23 +158,31 @@ def _vi_units(text: str, *, unigrams: bool) -> frozenset[str]:
     return frozenset(bigrams)
 
 
+def units_of(
+    t: Tokens, language: str | None, *, passage: bool, lo: int = 0, hi: int | None = None
+) -> frozenset[str]:
+    """Content units of ``t[lo:hi]``: a claim's, or what a passage offers (``passage=True``:
+    Vietnamese single syllables too)."""
+    stop = len(t) if hi is None else hi
+    if language == "vi":
+        return _vi_units(t, lo, stop, unigrams=passage)
+    return _latin_units(t, lo, stop, language)
+
+
 def claim_units(text: str, language: str | None) -> frozenset[str]:
     """The content units of a claim (see the module docstring)."""
-    if language == "vi":
-        return _vi_units(text, unigrams=False)
-    return _latin_units(text, language)
+    return units_of(tokenize(text), language, passage=False)
 
 
 def passage_units(text: str, language: str | None) -> frozenset[str]:
     """The content units a passage offers (Vietnamese: bigrams and single syllables)."""
-    if language == "vi":
-        return _vi_units(text, unigrams=True)
-    return _latin_units(text, language)
+    return units_of(tokenize(text), language, passage=True)
 
 
-def phrase_key(text: str) -> str:
-    """Words of ``text`` joined by single spaces and padded: ``" do not take "``."""
-    return " " + " ".join(word for word, _, _ in tokens(text)) + " "
+def phrase_key(text: str | Tokens) -> str:
+    """Words and numbers of ``text`` joined by single spaces and padded: ``" do not take "``."""
+    t = text if isinstance(text, Tokens) else tokenize(text)
+    return " " + " ".join(w for w, k in zip(t.words, t.kinds, strict=True) if k != 2) + " "
 
 
 @lru_cache(maxsize=64)
@@ -170,12 +190,20 @@ def _cue_keys(cues: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(phrase_key(cue) for cue in cues)
 
 
+@lru_cache(maxsize=64)
+def _cue_pattern(cues: tuple[str, ...]) -> re.Pattern[str]:
+    """One alternation of literal padded phrases: a scan in C instead of a loop per cue (the
+    alternatives are fixed strings, so matching is bounded by text × longest cue)."""
+    keys = sorted(set(_cue_keys(cues)), key=len, reverse=True)
+    return re.compile("|".join(re.escape(k) for k in keys) or "(?!)")
+
+
 def has_cue(key: str, cues: tuple[str, ...]) -> bool:
     """Whether the padded phrase ``key`` contains one of ``cues`` as whole words."""
-    return any(cue in key for cue in _cue_keys(cues))
+    return _cue_pattern(cues).search(key) is not None
 
 
 def opening_cue(key: str, cues: tuple[str, ...]) -> str | None:
     """The longest of ``cues`` that the padded phrase ``key`` opens with, or ``None``."""
-    found = [cue for cue in _cue_keys(cues) if key.startswith(cue)]
-    return max(found, key=len) if found else None
+    m = _cue_pattern(cues).match(key)  # alternatives longest first: the longest opening
+    return m.group() if m else None

@@ -8,8 +8,10 @@ plus what a reviewer needs to judge it:
   every highlighted span, also those without a finding row (``rules/explanations.yaml``);
 - ``evidence``: per checked answer, each sentence claim with the passage it was checked against
   and the span of that passage that matches it best, and each fact check with the value the
-  registry holds beside the answer's. Fields the claim checks add to a claim later (a structured
-  reading of a medical claim) are passed on as they are, under ``extra``;
+  registry holds beside the answer's; a dose or contraindication claim carries ``medical``, its
+  structured readings (``MedicalCheck``: drug, amount, unit, basis, polarity, population) with
+  the passage claims that support or contradict them. Fields a claim gains later are passed on
+  as they are, under ``extra``;
 - ``answer``: the answer the label's answer fields are about by default, with its passages.
 """
 
@@ -32,11 +34,11 @@ from services.review.policy import TriagePolicy, band
 
 __all__ = ["ViewContext", "item_view", "matching_span"]
 
-#: ClaimCheck fields the page shows in its own columns; any other field of the claim (such as a
-#: structured reading of a medical claim) goes to ``extra``, which the page shows as it is.
+#: ClaimCheck fields the page shows in its own places (``medical``: the structured readings);
+#: any other field of the claim goes to ``extra``, which the page shows as it is.
 _CLAIM_FIELDS = frozenset(
     {"text", "kind", "grounded", "method", "support", "best_doc"}
-    | {"numbers_missing", "cited_docs", "judge"}
+    | {"numbers_missing", "cited_docs", "judge", "medical"}
 )
 _OFFSETS = frozenset({"start", "end"})
 _MIN_SHARE = 0.25

@@ -6,7 +6,9 @@ method of :class:`StreamRunner`; the runner threads every record through
 state once per batch, and hands the batch's emits to ``send`` (the Faust producer in the worker,
 a list in unit tests) without waiting for each record. Only a step with a follow-up
 (:class:`~services.dataflow.records.Effects` ``then``: archive, then delete) waits for the
-broker's acknowledgement of its records before the follow-up runs.
+broker's acknowledgement of its records before the follow-up runs. The agents share one line
+to ``send``: records reach their topics in the order the stages computed them, whichever agent
+computed them (a compacted topic's last record per key is the state's latest).
 
 At least once: the batch's offsets are acknowledged to Faust only after this returns, and Faust
 commits them only after the producer has flushed, so a crash replays the batch; every stage is
@@ -20,8 +22,9 @@ import asyncio
 import logging
 import math
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -153,6 +156,16 @@ class MemoryStates:
         """Nothing to send."""
 
 
+@dataclass(slots=True)
+class _Queued:
+    """Emits waiting in :meth:`StreamRunner._send_in_order`'s line."""
+
+    emits: list[Emit]
+    #: Set (to the delivery futures) once every emit was handed to ``send``.
+    handed: asyncio.Future[list[asyncio.Future[Any]]]
+    futures: list[asyncio.Future[Any]] = field(default_factory=list)
+
+
 class _RateLimited:
     """At most one log line per ``every`` seconds per key; the rest are counted."""
 
@@ -206,6 +219,9 @@ class StreamRunner:
         self.last_resync = -math.inf
         #: Called with the periods each sampler tick closed and retired.
         self.on_periods: Callable[[list[str], list[str]], None] | None = None
+        #: Emits waiting to be handed to ``send``, in the order they were computed.
+        self._outbox: deque[_Queued] = deque()
+        self._sending: asyncio.Lock | None = None
 
     # ------------------------------------------------------------------ state
 
@@ -278,17 +294,49 @@ class StreamRunner:
     # ------------------------------------------------------------------ delivery
 
     async def deliver(self, effects: Effects) -> None:
-        """Send the emits; run the follow-up once they are all acknowledged."""
+        """Send the emits (in line, see :meth:`_send_in_order`); run the follow-up once they
+        are all acknowledged."""
         pending: Effects | None = effects
         while pending is not None:
-            await self.states.drain()
-            futures = [await self.send(e) for e in pack(pending.emits)]
+            futures = await self._send_in_order(pack(pending.emits))
             if pending.then is None:
                 return
             if futures:
                 await asyncio.gather(*futures)
             pending = pending.then()
             self.flush_stores_of(pending)
+
+    async def _send_in_order(self, emits: list[Emit]) -> list[asyncio.Future[Any]]:
+        """Hand ``emits`` to ``send`` after the state's changelog records and after every emit
+        queued before them, by any agent, timer or follow-up; their delivery futures.
+
+        The agents run concurrently and ``send`` can wait (the producer's batch for a partition
+        is full, its metadata is refreshed). Were each caller to send its own emits, a case
+        computed before a tombstone of the same key could reach the compacted topic after it,
+        and stay there. So a caller takes its place in line when it calls this (before any
+        await: right after the stage changed the state), and one caller at a time hands the
+        line to ``send`` from its head: the order on every topic is the order the stages
+        computed. A caller cancelled while sending leaves the rest of its entry at the head,
+        for the next caller.
+        """
+        mine = _Queued(emits, asyncio.get_running_loop().create_future())
+        self._outbox.append(mine)
+        if self._sending is None:
+            self._sending = asyncio.Lock()
+        async with self._sending:
+            while not mine.handed.done():
+                head = self._outbox[0]
+                try:
+                    await self.states.drain()
+                    while len(head.futures) < len(head.emits):
+                        head.futures.append(await self.send(head.emits[len(head.futures)]))
+                except Exception as exc:
+                    self._outbox.popleft()
+                    head.handed.set_exception(exc)
+                    continue
+                self._outbox.popleft()
+                head.handed.set_result(head.futures)
+        return mine.handed.result()
 
     def flush_stores_of(self, _: Effects | None) -> None:
         """Follow-ups write state outside a batch: flush every store that was touched."""

@@ -42,13 +42,19 @@ class TableBackend:
     """Direct access to a Faust table's store by partition (RocksDB or memory), and the sending
     of its changelog records.
 
-    A write lands in the local store at once and its changelog record goes to an outbox that
-    :meth:`drain` hands to the producer in write order (one task at a time, so a key's records
-    reach the broker in the order they were written). The runner drains after every batch,
-    before the batch's offsets can be acknowledged; writes from anywhere else (timers, web
-    handlers) are drained by a task scheduled on the first write. Faust's own ``send_soon``
-    is not used: it queues every record behind a single sending task and blocks all streams
-    once a hundred records wait, which a batch of state writes always exceeds.
+    A write is read back at once, but lands in the local store only when the broker has
+    acknowledged its changelog record (before that record's offset becomes the store's persisted
+    offset): the local store never holds a write the changelog lacks. A worker killed with
+    writes in flight restarts on its own data dir with exactly the changelog's state, as a new
+    machine would, and the batches it replays find the state they were computed from (a
+    deletion that never reached the changelog would otherwise stay done locally, and a replayed
+    deselection would no longer find the cases to tombstone). The changelog record goes to an
+    outbox that :meth:`drain` hands to the producer in write order (one task at a time, so a
+    key's records reach the broker in the order they were written). The runner drains after
+    every batch, before the batch's offsets can be acknowledged; writes from anywhere else
+    (timers, web handlers) are drained by a task scheduled on the first write. Faust's own
+    ``send_soon`` is not used: it queues every record behind a single sending task and blocks
+    all streams once a hundred records wait, which a batch of state writes always exceeds.
 
     The producer is Faust's (:meth:`faust.App.maybe_start_producer`): with
     ``exactly_once`` it is the transaction manager, and a record joins the transaction of its
@@ -60,6 +66,9 @@ class TableBackend:
         self.table = table
         #: key -> the future of its last changelog record not yet acknowledged
         self.last_write: dict[bytes, asyncio.Future[Any]] = {}
+        #: key -> (partition, value or ``None`` for a deletion) of that last record: what reads
+        #: see until it is acknowledged and written to the local store
+        self._unacked: dict[bytes, tuple[int, bytes | None]] = {}
         self._outbox: list[tuple[int, bytes, bytes | None, asyncio.Future[Any]]] = []
         self._lock: asyncio.Lock | None = None
         self._drainer: asyncio.Task[None] | None = None
@@ -75,6 +84,9 @@ class TableBackend:
         return hasattr(self.store, "_db_for_partition")
 
     def get(self, partition: int, key: bytes) -> bytes | None:
+        hit = self._unacked.get(key)
+        if hit is not None:
+            return hit[1]
         store = self.store
         if self._rocks():
             value = store._db_for_partition(partition).get(key)
@@ -83,7 +95,18 @@ class TableBackend:
         return None if value is None else bytes(value)
 
     def put(self, partition: int, key: bytes, value: bytes | None) -> None:
-        """Write (``None``: delete) locally and queue the changelog record for ``partition``."""
+        """Write (``None``: delete) and queue the changelog record for ``partition``; the local
+        store gets the write once the record is acknowledged."""
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[Any] = loop.create_future()
+        self.last_write[key] = done
+        self._unacked[key] = (partition, value)
+        done.add_done_callback(partial(self._written, key))
+        self._outbox.append((partition, key, value, done))
+        if self._drainer is None:
+            self._drainer = loop.create_task(self._drain_soon())
+
+    def _store_put(self, partition: int, key: bytes, value: bytes | None) -> None:
         store = self.store
         if self._rocks():
             db = store._db_for_partition(partition)
@@ -97,13 +120,13 @@ class TableBackend:
         else:
             store.data[key] = value
             store._key_partition[key] = partition
-        loop = asyncio.get_running_loop()
-        done: asyncio.Future[Any] = loop.create_future()
-        self.last_write[key] = done
-        done.add_done_callback(partial(self._written, key))
-        self._outbox.append((partition, key, value, done))
-        if self._drainer is None:
-            self._drainer = loop.create_task(self._drain_soon())
+
+    def _settle(self, partition: int, key: bytes, value: bytes | None, done: Any) -> None:
+        """The record is acknowledged (or failed for good): into the local store; reads go
+        there once no later write of the key waits."""
+        self._store_put(partition, key, value)
+        if self.last_write.get(key) is done:
+            self._unacked.pop(key, None)
 
     async def _drain_soon(self) -> None:
         try:
@@ -129,11 +152,21 @@ class TableBackend:
                     try:
                         fut = await producer.send(topic, key, value, partition, None, None)
                     except Exception as exc:
+                        self._settle(partition, key, value, done)
                         self._failed(done, exc, key)
                         continue
-                    fut.add_done_callback(partial(self._sent, done, key))
+                    fut.add_done_callback(partial(self._sent, (partition, key, value, done)))
 
-    def _sent(self, done: asyncio.Future[Any], key: bytes, fut: asyncio.Future[Any]) -> None:
+    def _sent(
+        self,
+        record: tuple[int, bytes, bytes | None, asyncio.Future[Any]],
+        fut: asyncio.Future[Any],
+    ) -> None:
+        partition, key, value, done = record
+        # Into the local store before the offset can be persisted (a store whose persisted
+        # offset covers a record holds that record's write). A record that failed for good is
+        # written locally all the same: this worker goes on from its own writes.
+        self._settle(partition, key, value, done)
         if fut.cancelled():
             self._failed(done, asyncio.CancelledError(), key)
             return
@@ -182,18 +215,27 @@ class TableBackend:
         return self.last_write.get(f"{partition}|{kind}|{key}".encode())
 
     def scan(self, partition: int, prefix: bytes) -> Iterator[tuple[bytes, bytes]]:
-        """``(key, value)`` of the keys of ``partition`` starting with ``prefix``."""
+        """``(key, value)`` of the keys of ``partition`` starting with ``prefix`` (writes not
+        yet acknowledged included), in key order."""
+        found: dict[bytes, bytes | None] = {}
         store = self.store
         if self._rocks():
             db = store._db_for_partition(partition)
             for key, value in db.items(from_key=prefix):
                 if not key.startswith(prefix):
                     break
-                yield bytes(key), bytes(value)
-            return
-        for key, value in list(store.data.items()):
-            if isinstance(key, bytes) and key.startswith(prefix) and value is not None:
-                yield key, bytes(value)
+                found[bytes(key)] = bytes(value)
+        else:
+            for key, value in list(store.data.items()):
+                if isinstance(key, bytes) and key.startswith(prefix) and value is not None:
+                    found[key] = bytes(value)
+        for key, (part, value) in list(self._unacked.items()):
+            if part == partition and key.startswith(prefix):
+                found[key] = value
+        for key in sorted(found):
+            value = found[key]
+            if value is not None:
+                yield key, value
 
 
 class TableStore(KeyedStore):

@@ -33,7 +33,7 @@ from services.alerting import (
 from tests.e2e.conftest import MetricsTarget
 from tests.support.prom_servers import AlertmanagerServer, prometheus, shorten_rules, wait_for
 
-SETTINGS = DetectorSettings(baseline_windows=10, min_baseline_windows=5, resolve_windows=2)
+SETTINGS = DetectorSettings(min_baseline_windows=5, resolve_windows=2)
 GENERATOR = "http://vigil.test/alerts"
 SHORT_RANGES = {"5m": "5s", "1d": "10m"}
 SHORT_FORS = {"5m": "1s", "10m": "1s"}
@@ -45,7 +45,8 @@ def detector_episode(key: SeriesKey) -> tuple[Alert, Alert]:
     detector = Detector(SETTINGS)
     start = window_start_of(datetime.now(UTC), 60) - timedelta(minutes=20)
     alerts: list[Alert] = []
-    for i, count in enumerate([2] * 10 + [30, 2, 2]):
+    # a spike, then quiet windows until the evidence has decayed and the alert resolves
+    for i, count in enumerate([2] * 10 + [30] + [2] * 9):
         window = start + timedelta(minutes=i)
         detector.observe(key, window, count, messages=1000)
         alerts += detector.close_window(window)

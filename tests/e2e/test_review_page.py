@@ -1,8 +1,8 @@
 """The reveal flow of the review page in a real browser: Debian's Chromium driven by Playwright,
 against the API and page served on a loopback port with the in-memory store (which, like the
 worker's table, keeps the matched values a scan never keeps); and a claim that carries a
-structured medical reading (the form the grounding checks' ``ClaimCheck.medical`` takes) shown
-with the passage claim that contradicts it.
+structured medical reading (``ClaimCheck.medical``, from the real claim checker) shown with the
+passage claim that contradicts it.
 
 A reviewer with the reveal role must claim the item and state a purpose before the values are
 shown; the reveal is logged with the purpose and without values. Waits use selectors, not
@@ -14,19 +14,21 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import pytest
 from aiohttp import web
 
+from schemas.events import Passage
 from schemas.review import RevealEvent, ReviewAction, ReviewItem
-from schemas.verdicts import ClaimCheck, GroundingReport
+from services.checking import ClaimChecker
 from services.review.api import ReviewAPI, create_review_app
 from services.review.auth import Reviewer, TokenAuth
 from services.review.evidence import make_flag
 from services.review.policy import load_policy
 from services.review.queue import apply
 from services.review.store import MemoryStore
+from services.sampling import SampleDecision
+from services.settings import Settings
 from tests.support.browser import chromium
 from tests.unit.test_review_support import event, finding
 
@@ -61,78 +63,17 @@ def _leak_item() -> ReviewItem:
     return item
 
 
-_READING: dict[str, Any] = {
-    "kind": "dose",
-    "drugs": ["paracetamol"],
-    "populations": ["adult"],
-    "amount": {"low": 8000.0, "high": 8000.0, "kind": "max"},
-    "unit": "mg",
-    "basis": "day",
-    "polarity": "allowed",
-    "summary": "max 8000 mg per 24 h",
-}
-_PASSAGE_READING = {**_READING, "amount": {"low": 4000.0, "high": 4000.0, "kind": "max"}}
-_PASSAGE_READING["summary"] = "max 4000 mg per 24 h"
-
-
-class _ReadClaim(ClaimCheck):
-    """A claim as the grounding checks describe it once they read medical claims."""
-
-    medical: list[dict[str, Any]]
-
-
 def _dose_item() -> ReviewItem:
+    """A dose answer checked by the real claim checker against a leaflet that says otherwise."""
     text = "Adults may take up to 8 g of paracetamol a day."
     ev = event(text, cid="conv-en-0099", eid="evt-99", turn=1, when=NOW - timedelta(minutes=5))
-    claim = _ReadClaim(
-        text=text,
-        start=0,
-        end=len(text),
-        kind="dose",
-        grounded=False,
-        method="deterministic",
-        support=0.4,
-        best_doc=None,
-        medical=[
-            {
-                "status": "contradicted",
-                "reading": _READING,
-                "supporting": [],
-                "contradicting": [
-                    {
-                        "doc_id": "pil-paracetamol-en-02",
-                        "sentence": "Do not take more than 4 g in 24 hours.",
-                        "reading": _PASSAGE_READING,
-                    }
-                ],
-                "explanation": "answer: max 8000 mg per 24 h; passage: max 4000 mg per 24 h",
-            }
-        ],
-    )
-    report = GroundingReport(
-        event_id="evt-99",
-        conversation_id="conv-en-0099",
-        turn_index=1,
-        timestamp=ev.timestamp,
-        stratum="always",
-        inclusion_probability=1.0,
-        faithfulness=0.0,
-        claims=[claim],
-        ungrounded=[text],
-        fabricated_citations=[],
-        unsupported_citations=[],
-        fact_checks=[],
-    )
-    flag = make_flag(
-        ev,
-        [finding(ev, text, "grounding.ungrounded_dose")],
-        report,
-        POLICY,
-        at=NOW - timedelta(minutes=5),
-    )
+    leaflet = Passage(doc_id="pil-paracetamol-en-02", text="Do not take more than 4 g in 24 hours.")
+    ev = ev.model_copy(update={"language": "en", "retrieval": [leaflet]})
+    decision = SampleDecision(sampled=True, stratum="always", inclusion_probability=1.0)
+    checked = ClaimChecker(Settings()).check(ev, decision)
+    assert [m.status for m in checked.report.claims[0].medical] == ["contradicted"]
+    flag = make_flag(ev, checked.findings, checked.report, POLICY, at=NOW - timedelta(minutes=5))
     assert flag is not None
-    # The flag keeps the verdict as the queue bounds it; put the reading claim back in place.
-    flag = flag.model_copy(update={"verdict": report})
     item = apply(None, flag).item
     assert item is not None
     return item

@@ -123,9 +123,14 @@ async def walk(page: Page, url: str, token: str, reviewer: str, tmp: Path, name:
     )
     assert EMAIL not in (await page.text_content("body") or "")
 
-    # The passage the dose claim was checked against, its matching span, the registry value.
+    # The dose claim's structured reading with the passage claim that contradicts it; the
+    # passage it was checked against, its matching span; the registry value.
     dose = page.locator(".claim", has_text="8 g of paracetamol").first
-    quote = dose.locator("blockquote")
+    reading = dose.locator(".reading.medical")
+    assert "contradicted" in (await reading.text_content() or "")
+    against = await reading.locator("blockquote.contradicting").text_content() or ""
+    assert f"contradicted by {DOC}" in against
+    quote = dose.locator(f"blockquote[aria-label='Passage {DOC}']")
     assert DOC in (await quote.text_content() or "")
     span = await quote.locator("mark.span").text_content()
     assert (

@@ -68,8 +68,41 @@ def test_alert_is_frozen() -> None:
         a.observed = 1  # type: ignore[misc]
 
 
-def test_detector_settings_refuse_a_minimum_above_the_baseline_length() -> None:
-    with pytest.raises(ValidationError, match="min_baseline_windows"):
-        DetectorSettings(baseline_windows=10, min_baseline_windows=20)
+@pytest.mark.parametrize(
+    "over",
+    [
+        {"alpha": 0},
+        {"baseline_half_life": 0.5},
+        {"guard_windows": -1},
+        {"cusum_ratio": 1.0},
+        {"cusum_threshold": 0},
+        {"dispersion_half_life": 0},
+        {"baseline_windows": 60},  # replaced by baseline_half_life: refused, not ignored
+    ],
+)
+def test_detector_settings_refuse_bad_values(over: dict[str, Any]) -> None:
     with pytest.raises(ValidationError):
-        DetectorSettings(alpha=0)
+        DetectorSettings(**over)
+
+
+def test_an_alert_carries_the_evidence_of_both_tests() -> None:
+    a = Alert(
+        **alert(
+            fired_by="cusum",
+            dispersion=0.01,
+            variance_factor=1.2,
+            cusum={
+                "statistic": 10.5,
+                "threshold": 10.0,
+                "ratio": 3.0,
+                "windows": 6,
+                "observed": 17,
+                "expected": 5.5,
+            },
+        )
+    )
+    assert a.cusum is not None and a.cusum.windows == 6
+    with pytest.raises(ValidationError):
+        Alert(**alert(fired_by="magic"))
+    with pytest.raises(ValidationError):
+        Alert(**alert(variance_factor=0.5))

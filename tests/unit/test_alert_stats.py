@@ -4,36 +4,84 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
-from services.alerting.stats import Decision, binomial_test, correct, poisson_test
+from services.alerting.stats import (
+    Decision,
+    correct,
+    correct_arrays,
+    log_likelihood_ratio,
+    upper_tail,
+)
 
 
-def test_poisson_p_value_is_the_upper_tail_at_the_baseline_mean() -> None:
-    # Baseline: 300 findings over 30 windows (+0.5 prior) -> mu = 10.0167 per window.
-    p, mu = poisson_test([25, 0, 10], [300, 300, 300], [30, 30, 30], prior=0.5)
-    assert mu[0] == pytest.approx(300.5 / 30)
-    assert p[0] == pytest.approx(stats.poisson.sf(24, 300.5 / 30))
-    assert p[1] == 1.0  # no findings is never surprising
-    assert 0.4 < p[2] < 0.6
+@pytest.mark.parametrize(("k", "n", "q"), [(1, 100, 0.01), (25, 1000, 0.01), (0, 10, 0.5)])
+def test_without_spread_the_window_test_is_the_exact_binomial_tail(
+    k: int, n: int, q: float
+) -> None:
+    got = upper_tail([k], [n], [q], [0.0], [True])[0]
+    assert got == pytest.approx(stats.binom.sf(k - 1, n, q), rel=1e-9)
 
 
-def test_zero_baseline_gives_a_small_positive_rate_not_zero() -> None:
-    p, mu = poisson_test([1, 3], [0, 0], [30, 30], prior=0.5)
-    assert mu[0] == pytest.approx(0.5 / 30)
-    assert 0.0 < p[1] < p[0] < 1.0
+@pytest.mark.parametrize(("k", "mu"), [(1, 0.5), (25, 10.0), (3, 0.01)])
+def test_without_spread_the_poisson_test_is_the_exact_poisson_tail(k: int, mu: float) -> None:
+    got = upper_tail([k], [1.0], [mu], [0.0], [False])[0]
+    assert got == pytest.approx(stats.poisson.sf(k - 1, mu), rel=1e-9)
 
 
-def test_binomial_p_value_uses_the_baseline_share() -> None:
-    p, expected = binomial_test([30], [1000], [300], [30000], prior=0.5)
-    share = 300.5 / 30001
-    assert expected[0] == pytest.approx(1000 * share)
-    assert p[0] == pytest.approx(stats.binom.sf(29, 1000, share))
+def test_the_spread_is_a_log_normal_rate_factor() -> None:
+    """Against a direct integral over the factor on a fine grid (not the quadrature)."""
+    n, q, cv = 10_000, 0.01, 0.3
+    sigma = np.sqrt(np.log1p(cv * cv))
+    z = np.linspace(-9, 9, 20_001)
+    density = stats.norm.pdf(z)
+    rates = q * np.exp(sigma * z - sigma * sigma / 2)
+    for k in (100, 180, 250):
+        direct = np.trapezoid(stats.binom.sf(k - 1, n, rates) * density, z)
+        got = upper_tail([k], [n], [q], [cv * cv], [True])[0]
+        assert got == pytest.approx(direct, rel=0.05), k
+    # the variation makes a high window far less surprising than a binomial would say
+    assert upper_tail([180], [n], [q], [cv * cv], [True])[0] > 1000 * stats.binom.sf(179, n, q)
 
 
-def test_binomial_count_above_messages_is_an_error() -> None:
-    with pytest.raises(ValueError, match="cannot exceed"):
-        binomial_test([5], [4], [0], [100], prior=0.5)
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(1, 400),
+    st.integers(1, 5_000),
+    st.floats(1e-4, 0.3),
+    st.floats(0.0, 1.0),
+    st.booleans(),
+)
+def test_the_tail_falls_with_the_count_and_rises_with_the_spread(
+    k: int, n: int, q: float, spread: float, binomial: bool
+) -> None:
+    k = min(k, n)
+    e = n if binomial else 1.0
+    rate = q if binomial else q * n
+    a = upper_tail([k, k + 1], [e, e], [rate, rate], [spread, spread], [binomial, binomial])
+    assert 0.0 <= a[1] <= a[0] + 1e-12 <= 1.0 + 1e-12
+    if k > 2 * e * rate + 5:  # well above the forecast: more spread, less surprise
+        wider = upper_tail([k], [e], [rate], [spread + 0.5], [binomial])[0]
+        assert wider >= a[0] - 1e-12
+
+
+def test_the_likelihood_ratio_without_spread() -> None:
+    got = log_likelihood_ratio([30, 5], [1000, 1], [0.01, 2.0], 3.0, [0.0, 0.0], [True, False])
+    q, q1 = 0.01, 0.03
+    assert got[0] == pytest.approx(30 * np.log(q1 / q) + 970 * np.log((1 - q1) / (1 - q)))
+    assert got[1] == pytest.approx(5 * np.log(3.0) - 2.0 * 2.0)
+    # a share cannot triple past 1: the alternative stops half-way
+    capped = log_likelihood_ratio([8], [10], [0.5], 3.0, [0.0], [True])[0]
+    assert capped == pytest.approx(8 * np.log(0.75 / 0.5) + 2 * np.log(0.25 / 0.5))
+
+
+def test_with_spread_a_high_window_weighs_less() -> None:
+    plain, spread = log_likelihood_ratio(
+        [250, 250], [10_000] * 2, [0.01] * 2, 3.0, [0.0, 0.09], [True] * 2
+    )
+    assert 0 < spread < plain / 3
 
 
 P = [0.01, 0.04, 0.03, 0.005]
@@ -65,6 +113,14 @@ def test_corrections_on_a_known_example(method: str, expected: list[Decision]) -
     got = correct(P, 0.05, method)  # type: ignore[arg-type]
     assert [d.rejected for d in got] == [d.rejected for d in expected]
     assert [d.threshold for d in got] == pytest.approx([d.threshold for d in expected])
+
+
+def test_the_array_form_agrees_with_the_decisions() -> None:
+    for method in ("none", "bonferroni", "holm", "bh"):
+        rejected, threshold = correct_arrays(P, 0.05, method)  # type: ignore[arg-type]
+        assert [Decision(bool(r), float(t)) for r, t in zip(rejected, threshold, strict=True)] == (
+            correct(P, 0.05, method)  # type: ignore[arg-type]
+        )
 
 
 def test_bh_with_no_rejection_reports_alpha_over_m() -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from schemas.alerts import Alert, DetectorSettings
+from schemas.alerts import Alert, CusumEvidence, DetectorSettings
 from services.alerting import (
     AlertmanagerClient,
     AlertmanagerConfig,
@@ -43,15 +43,21 @@ def make_alert(state: str = "firing", **over: Any) -> Alert:
         "window_end": T0 + timedelta(seconds=60),
         "observed": 31,
         "expected": 10.25,
-        "baseline_windows": 60,
+        "baseline_windows": 250,
         "test": "binomial",
         "messages": 1000,
         "p_value": 2.5e-7,
-        "adjusted_threshold": 1e-4,
+        "adjusted_threshold": 2e-5,
         "floor": 3,
+        "fired_by": "window",
+        "dispersion": 0.0,
+        "variance_factor": 1.0,
+        "cusum": CusumEvidence(
+            statistic=15.0, threshold=10.0, ratio=3.0, windows=1, observed=31, expected=10.25
+        ),
         "started_at": T0,
         "resolved_at": T0 + timedelta(seconds=60) if state == "resolved" else None,
-        "settings": DetectorSettings(),
+        "settings": DetectorSettings(alpha=2e-5),
     }
     fields.update(over)
     return Alert(**fields)
@@ -74,11 +80,47 @@ def test_payload_of_a_firing_alert() -> None:
         "pii leak findings spiking for tenant acme: 31 of 1000 messages in 60s, expected 10.2"
     )
     assert notes["description"] == (
-        "Exact binomial test against 60 baseline windows: p=2.5e-07 (threshold 0.0001 after bh "
-        "correction at alpha=0.0001; floor 3). State firing at window 2024-05-01T12:00:00Z."
+        "Fired by the window test (this window's count alone). State firing at window "
+        "2024-05-01T12:00:00Z. Window test (binomial, baseline of 250 windows): 31 observed, "
+        "10.2 expected, p=2.5e-07 (threshold 2e-05 after bh correction at alpha=2e-05; floor 3). "
+        "Evidence over windows (CUSUM for ×3): 31 observed, 10.2 expected in 1 windows; 15 of "
+        "10 nats."
     )
     assert notes["alert_id"] == "0123456789abcdef0123456789abcdef"
     assert (notes["observed"], notes["expected"], notes["p_value"]) == ("31", "10.25", "2.5e-07")
+    assert notes["test"] == "window" and notes["dispersion"] == "0"
+    assert (notes["evidence_windows"], notes["evidence_observed"]) == ("1", "31")
+    assert (notes["evidence_expected"], notes["cusum"]) == ("10.25", "15")
+
+
+def test_payload_of_an_alert_fired_by_the_cusum_gives_the_evidence_over_windows() -> None:
+    evidence = CusumEvidence(
+        statistic=10.4, threshold=10.0, ratio=3.0, windows=7, observed=19, expected=6.2
+    )
+    alert = make_alert(
+        fired_by="cusum",
+        observed=3,
+        messages=100,
+        expected=0.9,
+        p_value=0.06,
+        dispersion=0.01,
+        variance_factor=1.01,
+        cusum=evidence,
+    )
+    [item] = to_payload([alert], CONFIG, now=NOW)
+    notes = item["annotations"]
+    assert notes["summary"] == (
+        "pii leak findings spiking for tenant acme: 19 in the last 7 windows of 60s, expected 6.2"
+    )
+    assert notes["description"].startswith(
+        "Fired by the CUSUM (evidence accumulated over windows). State firing"
+    )
+    assert "binomial allowing a rate variation of 10% between windows" in notes["description"]
+    assert "19 observed, 6.2 expected in 7 windows; 10.4 of 10 nats" in notes["description"]
+    assert notes["test"] == "cusum"
+    assert (notes["evidence_windows"], notes["evidence_observed"]) == ("7", "19")
+    assert notes["evidence_expected"] == "6.2"
+    assert (notes["observed"], notes["expected"]) == ("3", "0.9")  # the window's own numbers
 
 
 def test_payload_of_a_resolved_alert_ends_at_resolved_at() -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from schemas.estimates import PopulationEstimates
 from services.scan import run_scan
 from services.settings import Settings
 from tests.support.judge_server import JudgeServer
@@ -20,12 +21,18 @@ def _verdicts(out: Path) -> list[dict]:
     return [json.loads(x) for x in (out / "verdicts.jsonl").read_text().splitlines()]
 
 
-def _metric(out: Path, name: str, **labels: str) -> float:
+def _sample(out: Path, name: str, **labels: str) -> float | None:
     for fam in text_string_to_metric_families((out / "metrics.prom").read_text()):
         for s in fam.samples:
             if s.name == name and all(s.labels.get(k) == v for k, v in labels.items()):
-                return s.value
-    raise AssertionError(f"no sample {name} {labels}")
+                return float(s.value)
+    return None
+
+
+def _metric(out: Path, name: str, **labels: str) -> float:
+    value = _sample(out, name, **labels)
+    assert value is not None, f"no sample {name} {labels}"
+    return value
 
 
 def test_sampling_is_deterministic_and_always_stratum_is_complete(tmp_path: Path) -> None:
@@ -51,8 +58,37 @@ def test_estimates_are_exposed_with_bounds(tmp_path: Path) -> None:
     low = _metric(tmp_path, "vigil_estimated_rate", measure="fabricated_citation", bound="lower")
     high = _metric(tmp_path, "vigil_estimated_rate", measure="fabricated_citation", bound="upper")
     assert 0.0 <= low <= est <= high <= 1.0
+    assert _metric(tmp_path, "vigil_estimated_rate_estimable", measure="fabricated_citation") == 1
+    n_eff = _metric(
+        tmp_path, "vigil_estimated_rate_effective_sample_size", measure="fabricated_citation"
+    )
+    assert n_eff > 0
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["estimates"]["fabricated_citation"]["population"] == 201
+    # estimates.json is the published contract, and the summary carries the same numbers
+    text = (tmp_path / "estimates.json").read_text()
+    estimates = PopulationEstimates.model_validate_json(text)
+    assert estimates.confidence == 0.95
+    fabricated = estimates.measures["fabricated_citation"]
+    assert fabricated.estimable and fabricated.lower == low and fabricated.upper == high
+    assert summary["estimates"] == json.loads(text)["measures"]
+
+
+def test_rate_zero_is_not_estimable_in_summary_metrics_and_file(tmp_path: Path) -> None:
+    """Sampling rate 0: answers outside the always stratum are counted and none is checked. The
+    rate is not estimable, and nothing says otherwise: no bounds are exported as if it were."""
+    run_scan(str(LOG), tmp_path, Settings(sample_rate=0.0))
+    for measure in ("fabricated_citation", "unsupported_claim"):
+        assert _metric(tmp_path, "vigil_estimated_rate_estimable", measure=measure) == 0
+        for bound in ("estimate", "lower", "upper"):
+            assert _sample(tmp_path, "vigil_estimated_rate", measure=measure, bound=bound) is None
+    estimates = PopulationEstimates.model_validate_json((tmp_path / "estimates.json").read_text())
+    for e in estimates.measures.values():
+        assert not e.estimable and e.not_estimable == "unchecked-stratum"
+        assert (e.estimate, e.lower, e.upper) == (None, None, None)
+        assert e.sampled_population > 0 and e.sampled_checked == 0
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["estimates"]["unsupported_claim"]["estimable"] is False
 
 
 @pytest.mark.parametrize("protocol", ["entailment", "openai"])

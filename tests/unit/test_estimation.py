@@ -18,9 +18,11 @@ from services.estimation import (
     RateEstimate,
     RateTracker,
     clopper_pearson,
+    cluster_degrees_of_freedom,
     cluster_design_effect,
     estimate_rate,
     horvitz_thompson_rate,
+    korn_graubard,
 )
 from services.sampling import Sampler
 
@@ -100,25 +102,26 @@ def test_no_sampled_stratum_is_a_census_of_the_always_stratum() -> None:
     assert e.method == "census"
 
 
-def test_nothing_checked_in_sampled_stratum_spans_every_possible_value() -> None:
+def test_nothing_checked_in_sampled_stratum_is_not_estimable() -> None:
     e = estimate_rate(30, 100, 0, 0, 900, inclusion_probability=0.0)
-    assert e is not None
-    assert e.estimate is None
-    assert e.lower == pytest.approx(30 / 1000)
-    assert e.upper == pytest.approx((30 + 900) / 1000)
-    assert e.method == "no-sample"
+    assert not e.estimable
+    assert e.not_estimable == "unchecked-stratum"
+    assert (e.estimate, e.lower, e.upper) == (None, None, None)  # no [0.03, 0.93] posing as one
+    assert e.method == "not-estimable"
     assert e.horvitz_thompson is None
+    assert (e.population, e.checked, e.hits) == (1000, 100, 30)  # the counts are still given
 
 
 def test_only_sampled_stratum_and_nothing_checked() -> None:
     e = estimate_rate(0, 0, 0, 0, 10)
-    assert e is not None
-    assert (e.estimate, e.lower, e.upper) == (None, 0.0, 1.0)
+    assert (e.estimable, e.estimate, e.lower, e.upper) == (False, None, None, None)
 
 
-def test_empty_population_is_none() -> None:
-    assert estimate_rate(0, 0, 0, 0, 0) is None
-    assert RateTracker().estimate() is None
+def test_empty_population_is_not_estimable() -> None:
+    for e in (estimate_rate(0, 0, 0, 0, 0), RateTracker().estimate()):
+        assert not e.estimable
+        assert e.not_estimable == "no-answers"
+        assert e.population == 0
 
 
 def test_higher_confidence_gives_a_wider_interval() -> None:
@@ -140,6 +143,54 @@ def test_design_effect_uses_the_effective_sample_size() -> None:
     assert kg.upper - kg.lower > plain.upper - plain.lower
     assert kg.method == "korn-graubard"
     assert kg.design_effect == 2.0
+
+
+def test_korn_graubard_degrees_of_freedom_by_hand() -> None:
+    # 200 answers from 10 conversations, deff 2: n* = 100, times (t_199 / t_9)², x* in proportion.
+    from scipy.stats import t
+
+    factor = (t.ppf(0.975, 199) / t.ppf(0.975, 9)) ** 2
+    kg = korn_graubard(20, 200, 2.0, 9)
+    n_eff = 100 * factor
+    assert kg.effective_n == pytest.approx(n_eff)
+    lo, hi = clopper_pearson(10 * factor, n_eff)
+    assert (kg.lower, kg.upper) == (pytest.approx(lo), pytest.approx(hi))
+    e = estimate_rate(0, 0, 20, 200, 2000, design_effect=2.0, conversations=10)
+    assert e.effective_sample_size == pytest.approx(n_eff)
+    assert (e.conversations, e.degrees_of_freedom) == (10, 9)
+    assert (e.lower, e.upper) == (pytest.approx(lo), pytest.approx(hi))
+    assert e.method == "korn-graubard"
+
+
+def test_one_degree_of_freedom_gives_the_widest_interval() -> None:
+    kg = korn_graubard(3, 10, 1.0, 1)
+    assert kg.effective_n == pytest.approx(10 * (2.2622 / 12.7062) ** 2, rel=1e-4)  # (t_9/t_1)²
+    assert kg.upper - kg.lower > 0.8
+
+
+@pytest.mark.parametrize(
+    ("args", "match"),
+    [
+        ((1, 0, 1.0, None), "hits"),
+        ((2, 1, 1.0, None), "hits"),
+        ((1, 10, 0.5, None), "design_effect"),
+        ((1, 10, 1.0, 0.5), "degrees_of_freedom"),
+        ((1, 10, 1.0, math.nan), "degrees_of_freedom"),
+    ],
+)
+def test_korn_graubard_validation(args: tuple[Any, ...], match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        korn_graubard(*args)
+
+
+def test_conversations_must_fit_the_checks() -> None:
+    with pytest.raises(ValueError, match="conversations"):
+        estimate_rate(0, 0, 1, 10, 100, conversations=11)
+    with pytest.raises(ValueError, match="degrees_of_freedom"):
+        estimate_rate(0, 0, 1, 10, 100, conversations=5, degrees_of_freedom=0.5)
+    one = estimate_rate(0, 0, 1, 10, 100, conversations=1)
+    assert one.degrees_of_freedom == 1.0  # one conversation: the widest interval
+    assert estimate_rate(0, 0, 0, 0, 100, conversations=0).not_estimable == "unchecked-stratum"
 
 
 # --- validation -----------------------------------------------------------------------------
@@ -264,6 +315,47 @@ def test_design_effect_matches_the_linearisation_formula() -> None:
     assert expected > 1.2  # the data are clustered
 
 
+def _residual_df(sizes: list[int], hits: list[int]) -> float:
+    m, y = np.asarray(sizes, float), np.asarray(hits, float)
+    e = y - y.sum() / m.sum() * m
+    k = len(m)
+    if not (e**2).sum() > 1e-12:  # no variation: k − 1
+        return k - 1.0
+    return min(k - 1.0, max(1.0, 3 * (e**2).sum() ** 2 / (e**4).sum() - 2))
+
+
+def test_degrees_of_freedom_match_the_formula_and_fall_when_few_conversations_carry_hits() -> None:
+    rng = np.random.default_rng(3)
+    sizes = (1 + rng.poisson(9, 30)).tolist()
+    spread = rng.binomial(sizes, 0.2).tolist()
+    assert cluster_degrees_of_freedom(sizes, spread) == pytest.approx(_residual_df(sizes, spread))
+    assert cluster_degrees_of_freedom(sizes, spread) > 20  # hits everywhere: close to k − 1
+    lumped = [sizes[0]] + [0] * 29  # one conversation holds every hit
+    assert cluster_degrees_of_freedom(sizes, lumped) < 2
+    assert cluster_degrees_of_freedom([1] * 40, [1] * 3 + [0] * 37) == 39  # no clustering
+    assert cluster_degrees_of_freedom([5] * 6, [0] * 6) == 5  # no variation: k − 1
+    assert cluster_degrees_of_freedom([7], [3]) == 1
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 30), st.floats(0, 1)), min_size=1, max_size=40))
+def test_cluster_sums_updated_answer_by_answer_equal_the_batch_formulas(
+    convs: list[tuple[int, float]],
+) -> None:
+    sizes = [m for m, _ in convs]
+    hits = [round(m * share) for m, share in convs]
+    tracker = RateTracker()
+    tracker.observe_population("sampled", 0.5, count=sum(sizes))
+    order = [(c, j) for c, m in enumerate(sizes) for j in range(m)]
+    for c, j in sorted(order, key=lambda cj: (cj[1], cj[0])):  # interleaved conversations
+        tracker.observe("sampled", 0.5, hit=j < hits[c], conversation_id=f"c{c}")
+    sums = tracker._sampled[0.5].clusters
+    assert sums.design_effect() == pytest.approx(cluster_design_effect(sizes, hits))
+    assert sums.degrees_of_freedom() == pytest.approx(cluster_degrees_of_freedom(sizes, hits))
+    if len(sizes) > 1 and 0 < sum(hits) < sum(sizes) and max(sizes) > 1:
+        assert sums.degrees_of_freedom() == pytest.approx(_residual_df(sizes, hits))
+
+
 def test_design_effect_validation() -> None:
     with pytest.raises(ValueError):
         cluster_design_effect([1, 2], [1])
@@ -291,26 +383,50 @@ def counts(draw: st.DrawFn) -> tuple[int, int, int, int, int]:
     counts(),
     st.sampled_from([0.5, 0.8, 0.9, 0.95, 0.99, 0.999]),
     st.floats(1.0, 10.0),
+    st.integers(1, 10_000),
 )
 def test_interval_contains_estimate_and_respects_the_certain_bounds(
-    c: tuple[int, int, int, int, int], confidence: float, deff: float
+    c: tuple[int, int, int, int, int], confidence: float, deff: float, k: int
 ) -> None:
     x_a, n_a, x_s, n_s, big_n_s = c
-    e = estimate_rate(x_a, n_a, x_s, n_s, big_n_s, confidence, design_effect=deff)
+    conversations = min(k, n_s) if n_s else None
+    e = estimate_rate(
+        x_a, n_a, x_s, n_s, big_n_s, confidence, design_effect=deff, conversations=conversations
+    )
     n = n_a + big_n_s
-    if n == 0:
-        assert e is None
+    if n == 0 or (n_s == 0 and big_n_s > 0):
+        assert not e.estimable and e.not_estimable in ("no-answers", "unchecked-stratum")
+        assert (e.estimate, e.lower, e.upper) == (None, None, None)
         return
-    assert e is not None
-    assert 0.0 <= e.lower <= e.upper <= 1.0
+    assert e.estimable and e.estimate is not None and e.lower is not None and e.upper is not None
+    assert 0.0 <= e.lower <= e.estimate <= e.upper <= 1.0
     eps = 1e-12
     assert e.lower >= (x_a + x_s) / n - eps  # every hit seen is in the population
     assert e.upper <= (n - (n_a - x_a) - (n_s - x_s)) / n + eps  # so is every non-hit seen
-    if n_s == 0 and big_n_s > 0:
-        assert e.estimate is None
-    else:
-        assert e.estimate is not None
-        assert e.lower <= e.estimate <= e.upper
+    RateEstimate.model_validate(e.model_dump())  # the invariants of the published contract
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(2, 2_000),
+    st.floats(0.0, 1.0),
+    st.floats(1.0, 20.0),
+    st.floats(0.0, 1.0),
+)
+def test_fewer_conversations_never_narrow_the_interval(
+    n: int, share: float, deff: float, where: float
+) -> None:
+    """The degrees-of-freedom correction only widens: fewer conversations, a wider interval, and
+    with as many conversations as answers it changes nothing."""
+    hits = round(share * n)
+    df_hi = 1.0 + where * (n - 2)
+    df_lo = max(1.0, df_hi / 2)
+    wide = korn_graubard(hits, n, deff, df_lo)
+    narrow = korn_graubard(hits, n, deff, df_hi)
+    eps = 1e-9
+    assert wide.lower <= narrow.lower + eps and narrow.upper <= wide.upper + eps
+    assert wide.effective_n <= narrow.effective_n + eps
+    assert korn_graubard(hits, n, deff, n - 1) == korn_graubard(hits, n, deff, None)
 
 
 # --- the tracker ----------------------------------------------------------------------------
@@ -352,10 +468,9 @@ def test_tracker_with_rate_zero_has_no_estimate() -> None:
     feed(t, "always", 1.0, 10, [True, False] * 5)
     t.observe_population("sampled", 0.0, count=90)
     e = t.estimate()
-    assert e is not None
-    assert e.estimate is None
-    assert (e.lower, e.upper) == (pytest.approx(0.05), pytest.approx(0.95))
-    assert e.method == "no-sample"
+    assert not e.estimable
+    assert e.not_estimable == "unchecked-stratum"
+    assert (e.estimate, e.lower, e.upper) == (None, None, None)
 
 
 def test_tracker_splits_strata_when_the_rate_changes() -> None:
@@ -402,18 +517,56 @@ def test_tracker_with_conversation_ids_uses_the_design_effect() -> None:
     assert deff > 1
     assert e.design_effect == pytest.approx(deff)
     assert e.method == "korn-graubard"
-    expected = estimate_rate(0, 0, sum(hits), sum(sizes), 1000, design_effect=deff)
-    assert expected is not None
+    df = cluster_degrees_of_freedom(sizes, hits)
+    assert e.conversations == 50 and e.degrees_of_freedom == pytest.approx(df)
+    assert 1 <= df < 49  # the hits sit in 8 of the 50 conversations
+    expected = estimate_rate(
+        0,
+        0,
+        sum(hits),
+        sum(sizes),
+        1000,
+        design_effect=deff,
+        conversations=50,
+        degrees_of_freedom=df,
+    )
     assert (e.lower, e.upper) == (pytest.approx(expected.lower), pytest.approx(expected.upper))
+    assert e.effective_sample_size == pytest.approx(expected.effective_sample_size)
 
 
 def test_tracker_without_conversation_ids_treats_answers_as_independent() -> None:
     t = RateTracker()
     feed(t, "sampled", 0.2, 1000, [True] * 30 + [False] * 170)
     e = t.estimate()
-    assert e is not None
     assert e.design_effect == 1.0
     assert e.method == "clopper-pearson"
+    assert e.conversations is None and e.degrees_of_freedom is None
+
+
+def test_tracker_with_one_answer_per_conversation_is_exactly_clopper_pearson() -> None:
+    t = RateTracker()
+    t.observe_population("sampled", 0.2, count=1000)
+    for i in range(200):
+        t.observe("sampled", 0.2, hit=i < 30, conversation_id=f"c{i}")
+    e = t.estimate()
+    plain = estimate_rate(0, 0, 30, 200, 1000)
+    assert (e.lower, e.upper, e.method) == (plain.lower, plain.upper, "clopper-pearson")
+    assert e.conversations == 200 and e.effective_sample_size == 200
+
+
+def test_tracker_keeps_a_bounded_number_of_conversations() -> None:
+    t = RateTracker(max_conversations=3)
+    t.observe_population("sampled", 0.5, count=100)
+    for c in "abcde":
+        for _ in range(2):
+            t.observe("sampled", 0.5, hit=c == "a", conversation_id=c)
+    bucket = t._sampled[0.5]
+    assert list(bucket.conversations) == ["c", "d", "e"]  # the least recent went first
+    assert bucket.clusters.k == 5 and bucket.checked == 10
+    t.observe("sampled", 0.5, hit=False, conversation_id="a")  # forgotten: a new cluster
+    assert bucket.clusters.k == 6
+    with pytest.raises(ValueError, match="max_conversations"):
+        RateTracker(max_conversations=0)
 
 
 def test_tracker_validation() -> None:
@@ -440,7 +593,7 @@ def test_tracker_validation() -> None:
     with pytest.raises(ValueError, match="observe_population"):
         t.estimate()
     t.observe_population("sampled", 0.5)
-    assert t.estimate() is not None
+    assert t.estimate().estimable
     with pytest.raises(ValueError, match="confidence"):
         t.estimate(1.0)
 

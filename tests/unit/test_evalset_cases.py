@@ -410,3 +410,43 @@ def test_review_labels_become_eval_labels() -> None:
     case = build_case(selection(), events, fs, reps, CFG)
     (joined,) = attach_labels([case], [lab]).cases
     assert joined.label == lab
+
+
+# --- the case side of the worker: replays ---------------------------------------------------------
+
+
+def test_a_replayed_deselection_tombstones_the_answer_cases_too() -> None:
+    """At least once: the worker wrote a deselection's state, then died before its tombstones
+    reached the broker. The replayed decision finds the selection gone and must send the same
+    tombstones: the conversation's case and the case of its other critical answer."""
+    from services.dataflow.state import MemoryStore
+    from services.evalsets.core import CASES, EvalsetCore, evalset_specs
+    from services.evalsets.settings import EvalsetSettings
+    from services.evalsets.streaming import Decision
+
+    es = EvalsetSettings()
+    core = EvalsetCore(es, partitions=1)
+    st = MemoryStore(evalset_specs(es)["evalset-cases"])
+    u0 = event(0, "user", "How much paracetamol?")
+    a1 = event(1, "assistant", "Take 40 g at once.")
+    a3 = event(3, "assistant", "Take 4 g a day.")
+    critical = finding(a1, "40 g", category="medical", evidence="40 g", entity="DOSE")
+    critical = critical.model_copy(update={"severity": "critical"})
+    selected = selection(stratum="medical|en|acme")
+    update = Decision(
+        kind="update", period=W, partition=0, conversation_id="c1", selection=selected
+    )
+    core.on_decision(0, update, st)
+    core.observe(u0, [], None, None, st, 0)
+    core.observe(a1, [critical], report(a1, [("Take 40 g at once.", "dose", False)]), None, st, 0)
+    out = core.observe(a3, [], report(a3, [("Take 4 g a day.", "dose", True)]), None, st, 0)
+    published = {e.key for e in out if e.channel == CASES}
+    assert published == {f"{W}:c1".encode(), f"{W}:c1#c1-e1".encode()}
+
+    drop = Decision(kind="update", period=W, partition=0, conversation_id="c1")
+    first = core.on_decision(0, drop, st)
+    core.flush()
+    core.forget_caches()  # the crash: the tombstones are lost, the state is written
+    replayed = core.on_decision(0, drop, st)
+    for effects in (first, replayed):
+        assert {e.key for e in effects.emits if e.value is None} == published

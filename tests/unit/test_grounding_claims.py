@@ -76,8 +76,10 @@ def test_kind(text: str, language: str | None, kind: str) -> None:
         ("Xin chào!", "vi", "pleasantry"),
         ("Tôi không biết.", "vi", "abstention"),
         ("Hãy hỏi ý kiến bác sĩ.", "vi", "referral"),
+        # a question asserts nothing, even with a number in it (issue 10: questions back)
+        ("Is 4 g the maximum?", "en", "question"),
+        ("Wilt u 500 mg of 1000 mg?", "nl", "question"),
         # a number or a contraindication makes it a claim again
-        ("Is 4 g the maximum?", "en", None),
         ("Hello, take 500 mg.", "en", None),
         ("Please consult your doctor and do not take it when pregnant.", "en", None),
         ("Paracetamol relieves pain.", "en", None),

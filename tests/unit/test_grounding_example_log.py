@@ -69,3 +69,36 @@ def test_every_ungrounded_dose_is_critical_and_nothing_else(reports, manifest) -
 def test_no_grounded_dose_is_flagged(reports, manifest) -> None:
     for event_id in manifest["grounded_doses"]:
         assert critical_claims(reports[event_id]) == [], event_id
+
+
+def test_a_contradicted_dose_names_the_passage_claim(reports) -> None:
+    """evt-000039 says "up to a maximum of 8 g in 24 hours"; its leaflet says 4 g."""
+    (claim,) = critical_claims(reports["evt-000039"])
+    bad = [m for m in claim.medical if m.status == "contradicted"]
+    assert bad and bad[0].reading.amount is not None and bad[0].reading.amount.high == 8000
+    closest = bad[0].contradicting[0]
+    assert closest.doc_id == "pil-paracetamol-en-02"
+    assert closest.reading.summary.startswith("max 4000 mg per 24 h")
+    assert "passage pil-paracetamol-en-02: max 4000 mg per 24 h" in bad[0].explanation
+
+
+def test_the_review_item_carries_the_contradicting_passage_claim(tmp_path) -> None:
+    from services.scan import run_scan
+    from services.settings import Settings
+
+    run_scan(str(LOG), tmp_path, Settings())
+    items = [json.loads(line) for line in (tmp_path / "review.jsonl").read_text().splitlines()]
+    found = [
+        m["contradicting"][0]
+        for item in items
+        for v in item["verdicts"]
+        if v["event_id"] == "evt-000039"
+        for c in v["claims"]
+        for m in c["medical"]
+        if m["status"] == "contradicted"
+    ]
+    assert found and found[0]["doc_id"] == "pil-paracetamol-en-02"
+    assert found[0]["reading"]["basis"] == "day" and found[0]["reading"]["qualifier"] == "max"
+    findings = [json.loads(line) for line in (tmp_path / "findings.jsonl").read_text().splitlines()]
+    why = [f["explanation"] for f in findings if f["event_id"] == "evt-000039"]
+    assert any("max 4000 mg per 24 h" in w for w in why)

@@ -3,10 +3,10 @@
 ``tests/data/scan-golden.json`` holds digests of the outputs made at commit dacd2ff (the last
 commit with the old scan loop) for the example log and for 10,000 events of the example log
 cycled with unique ids over seven weeks, with invalid lines mixed in (the file name is part
-of the outputs: dead letters and cases name their source line), regenerated once since on
-purpose (issue 11: review items, fact checks and cases carry more; findings, dead letters and
-metrics unchanged). A change that alters an output on purpose regenerates the digests and says
-why in its commit.
+of the outputs: dead letters and cases name their source line), regenerated twice since on
+purpose (issue 11: review items, fact checks and cases carry more; issue 13: metrics.prom only,
+the rate intervals' degrees-of-freedom correction and gauges). A change that alters an output
+on purpose regenerates the digests and says why in its commit.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from prometheus_client import CollectorRegistry
@@ -17,11 +18,13 @@ from schemas import DeadLetter, Finding, GroundingReport
 from services.checking import CheckRequest
 from services.dataflow.flow import CHECKS, DLQ, FINDINGS, VERDICTS, Dataflow
 from services.dataflow.records import Emit, encode
-from services.evalsets.core import DECISIONS, SAMPLES
+from services.dataflow.state import StateSpec
+from services.evalsets.core import CASES, DECISIONS, SAMPLES
+from services.evalsets.state import Selection
 from services.evalsets.streaming import Decision, SampleIn
 from services.settings import Settings
 from services.streaming.runner import MemoryStates, Record, StreamRunner, pack, unpack
-from services.streaming.state import TableBackend
+from services.streaming.state import TableBackend, TableStore
 
 PACK = Path(__file__).parent.parent / "data" / "mini-pack.yaml"
 
@@ -205,6 +208,135 @@ def test_internal_messages_travel_packed_per_partition_and_unpack_alike() -> Non
     assert by_partition == {0: ["c0", "c2", "c4"], 1: ["c1", "c3"]}
     single = Record(encode(decisions[1]) or b"", None, "d", 1, 0)
     assert unpack(single, Decision) == [decisions[1]]
+
+
+class SlowFirstCase(ListSink):
+    """A producer whose first eval-set case waits (its partition's batch is full, say) until
+    released; every other record goes through at once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.waiting = asyncio.Event()
+        self.release = asyncio.Event()
+        self.slow = False
+
+    async def __call__(self, emit: Emit) -> asyncio.Future[Any]:
+        if emit.channel == CASES and self.slow:
+            self.slow = False
+            self.waiting.set()
+            await self.release.wait()
+        return await super().__call__(emit)
+
+
+async def test_a_case_computed_before_a_tombstone_never_lands_after_it(tmp_path: Path) -> None:
+    """The screening agent updates a selected conversation's case while the decisions agent
+    drops the conversation: however long the producer keeps the first waiting, the compacted
+    case topic must end with the tombstone, as the state does."""
+    runner, _, _ = _runner(tmp_path, deferred=False)
+    sink = SlowFirstCase()
+    runner.send = sink
+    await runner.screen(_records(_event(0, "user", "How much paracetamol may I take?")))
+    period = "2026-W45"  # 2026-11-02, the events' day, in the default ISO-week periods
+    selection = Selection(
+        period=period,
+        conversation_id="c1",
+        stratum="unflagged|en|-",
+        flag_stratum="unflagged",
+        language="en",
+        tenant="-",
+        inclusion_probability=1.0,
+        inclusion_final=False,
+        stratum_population=1,
+        priority=0.5,
+        categories=(),
+        sources=(),
+    )
+
+    def decision(offset: int, selected: Selection | None) -> list[Record]:
+        d = Decision(
+            kind="update", period=period, partition=0, conversation_id="c1", selection=selected
+        )
+        return [Record(d.model_dump_json().encode(), b"c1", "decisions", 0, offset)]
+
+    await runner.decisions(decision(0, selection))
+    case_id = f"{period}:c1"
+    assert [e.key for e in sink.emits if e.channel == CASES] == [case_id.encode()]
+
+    sink.emits.clear()
+    sink.slow = True
+    answer = _event(1, "assistant", "Adults take 500 mg up to four times a day.")
+    screening = asyncio.create_task(runner.screen(_records(answer)))
+    await sink.waiting.wait()  # the updated case is computed; its send waits
+    dropping = asyncio.create_task(runner.decisions(decision(1, None)))
+    for _ in range(50):  # let the decisions agent run as far as it can
+        await asyncio.sleep(0)
+    sink.release.set()
+    await asyncio.gather(screening, dropping)
+
+    cases = [e for e in sink.emits if e.channel == CASES and e.key == case_id.encode()]
+    assert [e.value is None for e in cases] == [False, True], "the update, then the tombstone"
+    assert runner.partition_state(0).cases is not None
+    assert not any(k.startswith("0|S|") for k in runner.partition_state(0).cases)
+
+
+class _Producer:
+    """The broker side of a changelog, as the backend sees it: each ``send`` waits for the test
+    to acknowledge it (a real broker runs in tests/integration)."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[bytes, bytes | None, asyncio.Future[Any]]] = []
+
+    async def send(
+        self, topic: str, key: bytes, value: bytes | None, partition: int, *_: Any
+    ) -> Any:
+        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self.sent.append((key, value, fut))
+        return fut
+
+    def ack(self, n: int) -> None:
+        for i, (_, _, fut) in enumerate(self.sent[:n]):
+            tp = SimpleNamespace(topic="changelog", partition=0)
+            fut.set_result(SimpleNamespace(topic_partition=tp, offset=i))
+        del self.sent[:n]
+
+
+async def test_the_local_store_holds_only_writes_the_changelog_acknowledged() -> None:
+    """A worker killed with changelog records in flight restarts on its own data dir: the local
+    store must then hold what the changelog holds, not a deletion the changelog never saw."""
+    import faust
+
+    app = faust.App("t-backend", store="memory://")
+    table = app.Table("state", default=None, partitions=1, key_type=bytes, value_type=bytes)
+    producer = _Producer()
+
+    async def start_producer() -> _Producer:
+        return producer
+
+    app.maybe_start_producer = start_producer  # type: ignore[method-assign]
+    spec = StateSpec(kind="sel", max_entries=10, max_value_bytes=64)
+    store = TableStore(spec, TableBackend(table), 0)
+    store["a"] = b"selected"
+    store["b"] = b"other"
+    store.flush()
+    await store.backend.drain()
+    producer.ack(2)
+    await asyncio.sleep(0)
+    del store["a"]
+    store["b"] = b"changed"
+    store.flush()
+    await store.backend.drain()
+    # This worker reads its own writes at once ...
+    assert "a" not in store and store["b"] == b"changed"
+    assert [k for k, _ in store.scan_prefix("")] == ["b"]
+    # ... but a worker restarting on the same local store now (SIGKILL) finds the changelog's
+    # state: the deletion and the change are not acknowledged.
+    restarted = TableStore(spec, TableBackend(table), 0)
+    assert restarted["a"] == b"selected" and restarted["b"] == b"other"
+    producer.ack(2)
+    await asyncio.sleep(0)
+    restarted = TableStore(spec, TableBackend(table), 0)
+    assert "a" not in restarted and restarted["b"] == b"changed"
+    assert dict(store.scan_prefix("")) == {"b": b"changed"}
 
 
 async def test_an_undelivered_changelog_record_is_logged_by_kind_and_cause_never_key(

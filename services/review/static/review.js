@@ -281,14 +281,12 @@
       (m.supporting || []).slice(0, 1).map((p) => el("p", { class: "meta" }, "supported by " + p.doc_id + ": " + p.reading.summary)))));
   }
 
+  // Fields a claim gains later than this page, shown as they are.
   function reading(extra) {
     const keys = Object.keys(extra || {});
     if (!keys.length) return null;
     const flat = (v) => (v && typeof v === "object") ? Object.entries(v).filter(([, x]) => x !== null && x !== "").map(([k, x]) => k + " " + flat(x)).join(", ") : String(v);
-    const medical = Array.isArray(extra.medical) && extra.medical.length && extra.medical[0].reading ? extra.medical : null;
-    const rest = keys.filter((k) => !(k === "medical" && medical));
-    return el("div", {}, medical ? medicalReading(medical) : null,
-      rest.length ? el("dl", { class: "reading" }, rest.map((k) => [el("dt", {}, k.replace(/_/g, " ") + ":"), el("dd", {}, flat(extra[k]))])) : null);
+    return el("dl", { class: "reading" }, keys.map((k) => [el("dt", {}, k.replace(/_/g, " ") + ":"), el("dd", {}, flat(extra[k]))]));
   }
 
   function claimOrder(c) { return (c.grounded ? 2 : 0) + (c.kind === "other" ? 1 : 0); }
@@ -324,6 +322,7 @@
           " · " + c.kind + " · support " + c.support.toFixed(2) + (c.judge ? " · judge " + c.judge : "") +
           (c.numbers_missing.length ? " · numbers in no passage: " + c.numbers_missing.join(", ") : "")),
         el("p", { class: "plain" }, c.text),
+        c.medical && c.medical.length ? medicalReading(c.medical) : null,
         reading(c.extra),
         c.passage ? el("blockquote", { "aria-label": "Passage " + c.passage.doc_id },
           el("span", { class: "meta" }, c.passage.doc_id + (c.passage.rank ? " (rank " + c.passage.rank + ")" : "") + ": "),

@@ -1,0 +1,329 @@
+"""Compare an answer's reading with the passages' readings about the same drug.
+
+Outcomes follow the claim-support semantics of the fact registry (SPEC §5):
+
+- **supported** — a passage reading about the same drug (and a compatible population) agrees on
+  everything the answer states: the amount (range inside the passage's, same unit, same basis
+  where both say one, no clash of max / min / starting dose), the frequency, the polarity for the
+  same condition;
+- **contradicted** — passages about the same drug speak about it and none agrees: another
+  amount in the same unit, the opposite polarity for the same condition, or the same amount on
+  another basis ("4000 mg per dose" against "max 4000 mg per 24 h");
+- **unknown** — no passage speaks about it (missing evidence, not a falsehood);
+- **conflict** — passages disagree: one agrees and another states a different limit (max/min)
+  on the same basis, or the opposite polarity for the same condition.
+
+A reading is checked facet by facet (amount, frequency, polarity); its status is the worst of
+its facets (contradicted, conflict, unknown, supported).
+
+Populations: an answer without a population matches any passage reading; with one, the passage
+must name an overlapping group (ages overlapping), and a passage without a population counts as
+the adult (general) dose only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from decimal import Decimal
+from typing import Final, Literal
+
+from services.grounding.medical.reading import NEGATIVE, Reading, Span
+
+__all__ = ["Comparison", "PassageReading", "Status", "compare", "worst"]
+
+Status = Literal["supported", "contradicted", "unknown", "conflict"]
+_ORDER: Final[dict[str, int]] = {"supported": 0, "unknown": 1, "conflict": 2, "contradicted": 3}
+_LIMITS: Final = frozenset({"max", "min", "start"})
+_ONE: Final = Decimal(1)
+#: Least share of an answer's condition words found in a passage reading's, when neither names
+#: a known condition ("do not take it with grapefruit juice").
+_CONDITION_OVERLAP: Final = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class PassageReading:
+    """A reading of one passage sentence."""
+
+    doc_id: str
+    passage: int
+    sentence: str
+    reading: Reading
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    status: Status
+    reading: Reading
+    supporting: tuple[PassageReading, ...]
+    contradicting: tuple[PassageReading, ...]
+    explanation: str
+
+
+def worst(statuses: Sequence[Status]) -> Status:
+    return max(statuses, key=lambda s: _ORDER[s]) if statuses else "supported"
+
+
+def _drugs_ok(a: Reading, p: Reading) -> bool:
+    return not a.drugs or not p.drugs or bool(a.drugs & p.drugs)
+
+
+def _ages_overlap(
+    a: tuple[Decimal | None, Decimal | None], b: tuple[Decimal | None, Decimal | None]
+) -> bool:
+    lo = max(a[0] or Decimal(0), b[0] or Decimal(0))
+    hi = min(a[1] if a[1] is not None else Decimal(999), b[1] if b[1] is not None else Decimal(999))
+    if lo < hi:
+        return True
+    point = (a[0] == a[1] and a[0] is not None) or (b[0] == b[1] and b[0] is not None)
+    return lo == hi and point
+
+
+def _population_ok(a: Reading, p: Reading) -> bool:
+    if not a.populations:
+        return True
+    risk = a.populations & a.conditions  # kidney or liver impairment, pregnancy, alcohol...
+    if risk and not risk <= p.populations:
+        return False
+    if not p.populations:
+        return a.populations <= {"adult"}
+    if not a.populations & p.populations:
+        return False
+    if a.age is not None and p.age is not None and a.populations & p.populations - {"adult"}:
+        return _ages_overlap(a.age, p.age)
+    return True
+
+
+def _span_ok(a: Span, p: Span) -> bool:
+    """Whether the answer's span is inside what the passage's span allows."""
+    if a.kind == "exact":
+        if p.kind == "exact":
+            return p.low <= a.low and a.high <= p.high
+        if p.kind == "max":
+            return a.high <= p.high
+        return a.low >= p.low
+    if a.kind == "max":
+        return p.kind != "min" and a.high == p.high
+    return p.kind != "max" and a.low == p.low
+
+
+_PERIOD_DAYS: Final = {"day": _ONE, "week": Decimal(7)}
+
+
+def _one_dose_per(r: Reading, period: str) -> bool:
+    """Whether the reading says exactly one dose per ``period`` ("once a day", "once a week")."""
+    f = r.frequency
+    days = _PERIOD_DAYS.get(period)
+    return (
+        days is not None
+        and f is not None
+        and f.kind == "exact"
+        and f.low == f.high
+        and f.low * days == _ONE
+    )
+
+
+def _basis_ok(a: Reading, p: Reading) -> bool:
+    """Same basis, or per dose against per day / week when one dose is taken per that period
+    ("7.5 mg once a week" = "7.5 mg per week")."""
+    if a.basis is None or p.basis is None or a.basis == p.basis:
+        return True
+    bases = {a.basis, p.basis}
+    if "dose" not in bases:
+        return False
+    (period,) = bases - {"dose"}
+    return _one_dose_per(a, period) or _one_dose_per(p, period)
+
+
+def _qualifier_ok(a: Reading, p: Reading) -> bool:
+    return not (a.qualifier in _LIMITS and p.qualifier in _LIMITS and a.qualifier != p.qualifier)
+
+
+def _amount_agrees(a: Reading, p: Reading) -> bool:
+    return (
+        a.amount is not None
+        and p.amount is not None
+        and a.unit == p.unit
+        and _basis_ok(a, p)
+        and _qualifier_ok(a, p)
+        and _span_ok(a.amount, p.amount)
+    )
+
+
+def _same_amount_other_basis(a: Reading, p: Reading) -> bool:
+    return (
+        a.amount is not None
+        and p.amount is not None
+        and a.unit == p.unit
+        and not _basis_ok(a, p)
+        and a.amount.high == p.amount.high
+    )
+
+
+def _condition_score(a: Reading, p: Reading) -> float:
+    """How well the passage reading's conditions cover the answer's (0 when they differ)."""
+    if len(a.drugs) >= 2 and a.drugs <= p.drugs:
+        return 1.5  # an interaction: the passage sentence names both drugs
+    if a.conditions and p.conditions:
+        shared = a.conditions & p.conditions
+        if not shared:
+            return 0.0
+        ages = a.age is not None and p.age is not None
+        if "child" in shared and ages and not _ages_overlap(a.age, p.age):  # type: ignore[arg-type]
+            return 0.0
+        return 1.0 + len(shared) / len(a.conditions)
+    if a.conditions:
+        return 0.0
+    if not a.condition_units:
+        return 1.0
+    share = len(a.condition_units & p.condition_units) / len(a.condition_units)
+    return share if share >= _CONDITION_OVERLAP else 0.0
+
+
+def _explain(
+    status: Status,
+    a: Reading,
+    supporting: Sequence[PassageReading],
+    against: Sequence[PassageReading],
+) -> str:
+    answer = f"answer: {a.describe()}"
+    if status == "supported":
+        p = supporting[0]
+        return f"{answer}; passage {p.doc_id}: {p.reading.describe(with_drug=False)}"
+    if status == "contradicted":
+        p = against[0]
+        return f"{answer}; passage {p.doc_id}: {p.reading.describe(with_drug=False)}"
+    if status == "conflict":
+        s, c = supporting[0], against[0]
+        return (
+            f"{answer}; passages disagree: {s.doc_id}: {s.reading.describe(with_drug=False)}; "
+            f"{c.doc_id}: {c.reading.describe(with_drug=False)}"
+        )
+    drug = ", ".join(sorted(a.drugs)) or "this drug"
+    who = sorted(a.populations)
+    scope = f" for {', '.join(who)}" if who else ""
+    return f"{answer}; no retrieved passage says this about {drug}{scope}"
+
+
+def _dose_facets(
+    a: Reading, pool: Sequence[PassageReading]
+) -> tuple[Status, list[PassageReading], list[PassageReading]]:
+    statuses: list[Status] = []
+    support: list[PassageReading] = []
+    against: list[PassageReading] = []
+    if a.amount is not None:
+        same_unit = [p for p in pool if p.reading.amount is not None and p.reading.unit == a.unit]
+        # A starting / usual / maximum dose is checked against the passages' dose of that kind
+        # when they state one ("start 20 mg" against "start 10 mg", not "usual 20 mg").
+        if a.qualifier is not None and any(p.reading.qualifier == a.qualifier for p in same_unit):
+            same_unit = [p for p in same_unit if p.reading.qualifier in (a.qualifier, None)]
+        agree = [p for p in same_unit if _amount_agrees(a, p.reading)]
+        other_basis = [p for p in same_unit if _same_amount_other_basis(a, p.reading)]
+        differ = other_basis + [p for p in same_unit if p not in agree and p not in other_basis]
+        status, clash = _facet_status(a, agree, differ, limit=a.qualifier in ("max", "min"))
+        statuses.append(status)
+        support += agree
+        against += clash
+    if a.frequency is not None:
+        stated = [p for p in pool if p.reading.frequency is not None]
+        if not stated:  # "7.5 mg once a week" against "7.5 mg per week": one dose per period
+            stated = [
+                p
+                for p in support
+                if p.reading.basis is not None and _one_dose_per(a, p.reading.basis)
+            ]
+        agree = [
+            p
+            for p in stated
+            if p.reading.frequency is None or _span_ok(a.frequency, p.reading.frequency)
+        ]
+        differ = [p for p in stated if p not in agree]
+        status, clash = _facet_status(a, agree, differ, limit=False)
+        statuses.append(status)
+        support += agree
+        against += clash
+    return worst(statuses), support, against
+
+
+def _facet_status(
+    a: Reading, agree: list[PassageReading], differ: list[PassageReading], *, limit: bool
+) -> tuple[Status, list[PassageReading]]:
+    """The facet's status and the passage readings that speak against the answer."""
+    if agree:
+        if limit:
+            docs = {p.doc_id for p in agree}
+            drugs = frozenset().union(*(p.reading.drugs for p in agree))
+            groups = {p.reading.populations for p in agree}
+            clash = [
+                p
+                for p in differ
+                if p.doc_id not in docs
+                and p.reading.drugs & drugs
+                and p.reading.populations in groups
+                and p.reading.qualifier == a.qualifier
+                and p.reading.basis == a.basis
+            ]
+            if clash:
+                return "conflict", clash
+        return "supported", []
+    return ("contradicted" if differ else "unknown"), differ
+
+
+def _polarity_facet(
+    a: Reading, pool: Sequence[PassageReading]
+) -> tuple[Status, list[PassageReading], list[PassageReading]]:
+    scored = [(p, _condition_score(a, p.reading)) for p in pool]
+    scored = [(p, s) for p, s in scored if s > 0]
+    if not scored:
+        return "unknown", [], []
+    best = max(s for _, s in scored)
+    top = [p for p, s in scored if s == best]
+    negative = a.polarity in NEGATIVE
+    agree = [p for p in top if (p.reading.polarity in NEGATIVE) == negative]
+    differ = [p for p in top if p not in agree]
+    if agree and differ:
+        return "conflict", agree, differ
+    if agree:
+        return "supported", agree, []
+    return "contradicted", [], differ
+
+
+def _pool(a: Reading, passages: Sequence[PassageReading]) -> list[PassageReading]:
+    return [
+        p
+        for p in passages
+        if p.reading.kind == a.kind and _drugs_ok(a, p.reading) and _population_ok(a, p.reading)
+    ]
+
+
+def _judge(
+    a: Reading, passages: Sequence[PassageReading]
+) -> tuple[Status, list[PassageReading], list[PassageReading]]:
+    pool = _pool(a, passages)
+    named = [p for p in pool if p.reading.drugs]
+    if a.drugs and any(a.drugs & p.reading.drugs for p in named):
+        pool = [p for p in pool if a.drugs & p.reading.drugs]
+    if a.kind == "dose":
+        return _dose_facets(a, pool)
+    return _polarity_facet(a, pool)
+
+
+def compare(a: Reading, passages: Sequence[PassageReading]) -> Comparison:
+    """The status of one answer reading against the passages' readings (see the module doc)."""
+    status, support, against = _judge(a, passages)
+    if status == "unknown" and "elderly" in a.populations:
+        # Nothing said for older people about this: the adult statement applies to them.
+        adult = replace(a, populations=(a.populations - {"elderly"}) | {"adult"})
+        status, support, against = _judge(adult, passages)
+    # The closest contradiction first: the same amount on another basis, then the same basis
+    # and kind of dose ("max 8000 mg per 24 h" against "max 4000 mg per 24 h").
+    against.sort(
+        key=lambda p: (
+            not _same_amount_other_basis(a, p.reading),
+            p.reading.basis != a.basis,
+            p.reading.qualifier != a.qualifier,
+        )
+    )
+    return Comparison(
+        status, a, tuple(support), tuple(against), _explain(status, a, support, against)
+    )

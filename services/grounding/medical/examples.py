@@ -1,0 +1,129 @@
+"""Run the examples that the grounding lexicons carry (``rules/grounding/*.yaml``).
+
+``vigil rules test`` and ``tests/unit/test_grounding_lexicons.py`` run them: every drug example
+must name exactly its INNs, every population example yield its keys, every cue example be read
+into the expected readings, every non-claim example get its skip reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from decimal import Decimal
+
+from services.grounding.lexicon import NONCLAIM_EXAMPLES
+from services.grounding.medical.lexicon import ExpectedReading, MedicalLexicon
+from services.grounding.medical.reading import Carry, Reading, Span, read_sentence
+from services.grounding.quantities import amounts, format_decimal
+from services.grounding.tokens import tokenize
+
+__all__ = ["LexiconExample", "read_text", "run_lexicon_examples"]
+
+
+@dataclass(frozen=True, slots=True)
+class LexiconExample:
+    file: str
+    entry: str
+    text: str
+    ok: bool
+    detail: str
+
+
+def read_text(text: str, language: str, lexicon: MedicalLexicon) -> list[Reading]:
+    """The readings of one sentence (no context)."""
+    t = tokenize(text)
+    return list(
+        read_sentence(t, 0, len(t), amounts(t, language), language, lexicon, Carry()).readings
+    )
+
+
+def _span(span: Span | None, unit: str | None = None) -> str | None:
+    if span is None:
+        return None
+    lo, hi = format_decimal(span.low), format_decimal(span.high)
+    body = lo if lo == hi else f"{lo}-{hi}"
+    if span.kind == "max":
+        body = f"max {hi}"
+    elif span.kind == "min":
+        body = f"min {lo}"
+    return f"{body} {unit}".strip() if unit else body
+
+
+def _age(age: tuple[Decimal | None, Decimal | None] | None) -> str | None:
+    if age is None:
+        return None
+    lo, hi = age
+    return f"{format_decimal(lo) if lo is not None else 0}-{format_decimal(hi) if hi else ''}"
+
+
+def _differences(r: Reading, want: ExpectedReading) -> list[str]:
+    got: dict[str, object] = {
+        "drug": ", ".join(sorted(r.drugs)) or None,
+        "population": sorted(r.populations - r.conditions),
+        "age": _age(r.age),
+        "amount": _span(Span(r.amount.low, r.amount.high), r.unit) if r.amount else None,
+        "basis": r.basis,
+        "qualifier": r.qualifier,
+        "frequency": _span(r.frequency),
+        "polarity": r.polarity,
+        "conditions": sorted(r.conditions),
+    }
+    out = []
+    for name, expected in want.model_dump(exclude_none=True).items():
+        value = got[name]
+        if isinstance(expected, list):
+            expected = sorted(expected)
+        if value != expected:
+            out.append(f"{name}: want {expected!r}, got {value!r}")
+    return out
+
+
+def run_lexicon_examples(lexicon: MedicalLexicon) -> Iterator[LexiconExample]:
+    """One result per example of every lexicon file."""
+    from services.grounding.claims import skip_reason
+    from services.grounding.quantities import quantities
+
+    drugs = lexicon.drug_file
+    for entry, examples in [
+        *((d.inn, d.examples) for d in drugs.drugs),
+        ("stems", drugs.stem_examples),
+    ]:
+        for ex in examples:
+            t = tokenize(ex.text)
+            got = [inn for _, _, inn in lexicon.find_drugs(t.words, 0, len(t))]
+            ok = got == ex.drugs
+            yield LexiconExample("drugs.yaml", entry, ex.text, ok, f"want {ex.drugs}, got {got}")
+    groups = lexicon.group_file
+    for g in (*groups.populations, *groups.conditions):
+        for gx in g.examples:
+            found = {
+                c.value
+                for _, _, c in lexicon.matcher(gx.language).find(tokenize(gx.text).words)
+                if c.kind in ("pop", "cond")
+            }
+            ok = set(gx.keys) <= found
+            yield LexiconExample(
+                "populations.yaml", g.key, gx.text, ok, f"want {gx.keys}, got {sorted(found)}"
+            )
+    for language, cues in lexicon.cues.items():
+        for rx in cues.examples:
+            readings = read_text(rx.text, language, lexicon)
+            problems: list[str] = []
+            if len(readings) != len(rx.expect):
+                problems.append(f"want {len(rx.expect)} readings, got {len(readings)}")
+            for r, want in zip(readings, rx.expect, strict=False):
+                problems += _differences(r, want)
+            yield LexiconExample(
+                "medical_cues.yaml", language, rx.text, not problems, "; ".join(problems)
+            )
+    for nx in NONCLAIM_EXAMPLES:
+        text, language = str(nx["text"]), str(nx["language"])
+        reason = skip_reason(text, language, quantities(text, language))
+        expected = nx.get("reason")
+        yield LexiconExample(
+            "nonclaims.yaml",
+            language,
+            text,
+            reason == expected,
+            f"want {expected!r}, got {reason!r}",
+        )

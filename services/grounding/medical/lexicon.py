@@ -1,0 +1,345 @@
+"""The medical lexicons (``rules/grounding/*.yaml``), validated and compiled for the reader.
+
+Three files, each with a header naming its source and examples that the suite runs:
+
+- ``drugs.yaml`` — INNs with their English, Dutch and Vietnamese spellings and brand names, and
+  INN stems for drugs that are not listed;
+- ``populations.yaml`` — age groups and conditions (pregnancy, kidney impairment, ulcer...);
+- ``medical_cues.yaml`` — per language: qualifiers, basis, frequency and interval words,
+  polarity phrases, negators with their scope, use verbs and modals.
+
+A broken file raises :class:`LexiconError` naming the file and the entry. Drug names are
+compared by :func:`spelling_key`, so the usual spelling variants need not be listed.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Final, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from services.grounding.tokens import PhraseMatcher, phrase_tokens
+
+__all__ = [
+    "DEFAULT_LEXICON_DIR",
+    "Cue",
+    "ExpectedReading",
+    "LanguageCues",
+    "LexiconError",
+    "MedicalLexicon",
+    "Polarity",
+    "load_lexicon",
+    "spelling_key",
+]
+
+_WORD_MEMO: Final = 50_000
+DEFAULT_LEXICON_DIR: Final = Path(__file__).resolve().parents[3] / "rules" / "grounding"
+LANGUAGES: Final = ("en", "nl", "vi")
+
+Polarity = Literal[
+    "contraindicated", "avoid", "not_recommended", "caution", "allowed", "recommended"
+]
+Qualifier = Literal["max", "min", "start", "usual"]
+Basis = Literal["dose", "day", "week"]
+
+
+class LexiconError(ValueError):
+    """A lexicon file is invalid; the message names the file and the entry."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class DrugExample(_Strict):
+    text: str = Field(min_length=1)
+    drugs: list[str]
+    language: str | None = None
+
+
+class DrugEntry(_Strict):
+    inn: str = Field(min_length=2)
+    en: list[str] = Field(min_length=1)
+    nl: list[str] = Field(min_length=1)
+    vi: list[str] = Field(min_length=1)
+    brands: list[str] = Field(default_factory=list)
+    examples: list[DrugExample] = Field(default_factory=list)
+
+
+class DrugFile(_Strict):
+    stems: list[str]
+    stem_examples: list[DrugExample] = Field(default_factory=list)
+    drugs: list[DrugEntry]
+
+
+class GroupExample(_Strict):
+    text: str = Field(min_length=1)
+    language: Literal["en", "nl", "vi"]
+    keys: list[str]
+
+
+class GroupEntry(_Strict):
+    key: str = Field(pattern=r"^[a-z][a-z_]*$")
+    population: bool = False
+    en: list[str] = Field(min_length=1)
+    nl: list[str] = Field(min_length=1)
+    vi: list[str] = Field(min_length=1)
+    examples: list[GroupExample] = Field(default_factory=list)
+
+
+class Neutral(_Strict):
+    en: list[str]
+    nl: list[str]
+    vi: list[str]
+
+
+class PopulationFile(_Strict):
+    neutral: Neutral
+    populations: list[GroupEntry]
+    conditions: list[GroupEntry]
+
+
+class Scope(_Strict):
+    before: int = Field(ge=0, le=8)
+    after: int = Field(ge=0, le=8)
+
+
+class ExpectedReading(_Strict):
+    """What the reader must find in an example sentence; fields left out are not checked."""
+
+    drug: str | None = None
+    population: list[str] | None = None
+    age: str | None = None
+    amount: str | None = None
+    basis: Basis | None = None
+    qualifier: Qualifier | None = None
+    frequency: str | None = None
+    polarity: Polarity | None = None
+    conditions: list[str] | None = None
+
+
+class ReadingExample(_Strict):
+    text: str = Field(min_length=1)
+    expect: list[ExpectedReading] = Field(min_length=1)
+
+
+class LanguageCues(_Strict):
+    qualifier: dict[Qualifier, list[str]]
+    basis: dict[Basis, list[str]]
+    frequency: dict[str, int]
+    interval_before: list[str]
+    interval_after: list[str]
+    polarity: dict[Polarity, list[str]]
+    modals: list[str]
+    #: Modals written after the verb and its object (Vietnamese "dùng warfarin được").
+    modals_after: list[str] = Field(default_factory=list)
+    negators: list[str] = Field(min_length=1)
+    negation_scope: Scope
+    use_verbs: list[str]
+    day_words_before: list[str]
+    normal_words: list[str] = Field(default_factory=list)
+    more_than: list[str] = Field(default_factory=list)
+    examples: list[ReadingExample] = Field(default_factory=list)
+
+
+class CueFile(_Strict):
+    en: LanguageCues
+    nl: LanguageCues
+    vi: LanguageCues
+
+
+@dataclass(frozen=True, slots=True)
+class Cue:
+    """What a matched phrase means to the reader: ``kind`` and its ``value``.
+
+    Kinds: ``qual`` (max/min/start/usual), ``basis`` (dose/day/week), ``freq`` (a count),
+    ``ivl_before``, ``ivl_after``, ``pol`` (a polarity), ``modal``, ``modal_after``, ``neg``,
+    ``use``, ``dayword``, ``pop`` (a population key), ``cond`` (a condition key; ``value2`` is
+    ``"population"`` when it also selects a dose).
+    """
+
+    kind: str
+    value: str = ""
+    count: int = 0
+    population: bool = False
+
+
+def _strip_marks(text: str) -> str:
+    return "".join(ch for ch in unicodedata.normalize("NFD", text) if not unicodedata.combining(ch))
+
+
+@lru_cache(maxsize=8192)
+def spelling_key(word: str) -> str:
+    """A drug name's spelling key: ``Amoxicilline`` → ``amoxicilin``, ``codeïne`` →
+    ``codein``, ``azithromycin`` = ``azitromycine``. Memoised (bounded)."""
+    text = _strip_marks(word.lower())
+    text = "".join(ch for ch in text if ch.isalnum())
+    text = text.replace("ph", "f").replace("th", "t").replace("y", "i")
+    out: list[str] = []
+    for ch in text:
+        if not out or out[-1] != ch:
+            out.append(ch)
+    key = "".join(out)
+    return key[:-1] if len(key) > 4 and key.endswith("e") else key
+
+
+def _read(path: Path) -> Any:
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise LexiconError(f"{path}: cannot read: {exc}") from None
+
+
+def _validate(model: type[BaseModel], data: Any, path: Path) -> Any:
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise LexiconError(f"{path}: {where}: {first['msg']}") from None
+
+
+class MedicalLexicon:
+    """Compiled lexicons: drug lookup, and one phrase matcher per language for every cue,
+    population and condition phrase."""
+
+    def __init__(self, drugs: DrugFile, groups: PopulationFile, cues: CueFile, where: Path):
+        self.source = where
+        self.drug_file, self.group_file, self.cue_file = drugs, groups, cues
+        self._single: dict[str, str] = {}
+        #: word → INN or None, memoised per lexicon; cleared when it reaches _WORD_MEMO words.
+        self._memo: dict[str, str | None] = {}
+        self._multi: PhraseMatcher[str] = PhraseMatcher()
+        self.inns: frozenset[str] = frozenset(d.inn for d in drugs.drugs)
+        for entry in drugs.drugs:
+            for name in (*entry.en, *entry.nl, *entry.vi, *entry.brands, entry.inn):
+                self._add_drug(name, entry.inn, where)
+        self.stems = tuple(sorted({spelling_key(s) for s in drugs.stems}, key=len, reverse=True))
+        self.matchers: dict[str, PhraseMatcher[Cue]] = {}
+        for language in LANGUAGES:
+            self.matchers[language] = self._compile(language, groups, getattr(cues, language))
+        self.cues: dict[str, LanguageCues] = {lang: getattr(cues, lang) for lang in LANGUAGES}
+
+    def _add_drug(self, name: str, inn: str, where: Path) -> None:
+        words = phrase_tokens(name)
+        if not words:
+            raise LexiconError(f"{where / 'drugs.yaml'}: {inn}: empty name {name!r}")
+        if len(words) > 1:
+            try:
+                self._multi.add(words, inn)
+            except ValueError as exc:
+                raise LexiconError(f"{where / 'drugs.yaml'}: {inn}: {exc}") from None
+            return
+        key = spelling_key(words[0])
+        old = self._single.setdefault(key, inn)
+        if old != inn:
+            raise LexiconError(
+                f"{where / 'drugs.yaml'}: {inn}: name {name!r} already names {old!r}"
+            )
+
+    @staticmethod
+    def _compile(language: str, groups: PopulationFile, cues: LanguageCues) -> PhraseMatcher[Cue]:
+        matcher: PhraseMatcher[Cue] = PhraseMatcher()
+        entries: list[tuple[str, Cue]] = []
+        for q, phrases in cues.qualifier.items():
+            entries += [(p, Cue("qual", q)) for p in phrases]
+        for b, phrases in cues.basis.items():
+            entries += [(p, Cue("basis", b)) for p in phrases]
+        entries += [(w, Cue("freq", count=n)) for w, n in cues.frequency.items()]
+        entries += [(p, Cue("ivl_before")) for p in cues.interval_before]
+        entries += [(p, Cue("ivl_after")) for p in cues.interval_after]
+        for pol, phrases in cues.polarity.items():
+            entries += [(p, Cue("pol", pol)) for p in phrases]
+        entries += [(p, Cue("modal")) for p in cues.modals]
+        entries += [(p, Cue("modal_after")) for p in cues.modals_after]
+        entries += [(p, Cue("neg")) for p in cues.negators]
+        entries += [(p, Cue("use")) for p in cues.use_verbs]
+        entries += [(p, Cue("dayword")) for p in cues.day_words_before]
+        entries += [(p, Cue("normal")) for p in cues.normal_words]
+        entries += [(p, Cue("more")) for p in cues.more_than]
+        entries += [(p, Cue("neutral")) for p in getattr(groups.neutral, language)]
+        for g in groups.populations:
+            entries += [(p, Cue("pop", g.key)) for p in getattr(g, language)]
+        for g in groups.conditions:
+            entries += [
+                (p, Cue("cond", g.key, population=g.population)) for p in getattr(g, language)
+            ]
+        for phrase, cue in entries:
+            words = phrase_tokens(phrase)
+            if not words:
+                raise LexiconError(f"{language}: empty phrase for {cue.kind}")
+            if words in matcher:
+                continue  # the first listing wins (a phrase may sit in two lists on purpose)
+            matcher.add(words, cue)
+        return matcher
+
+    # -- drugs -----------------------------------------------------------------------------
+    def drug_at(self, words: list[str], i: int, limit: int) -> tuple[int, str] | None:
+        """The drug named at token ``i``: ``(tokens, INN)``, or ``None``."""
+        hit = self._multi.at(words, i, limit)
+        if hit is not None:
+            return hit
+        word = words[i]
+        if len(word) < 3 or not word[0].isalpha():
+            return None
+        memo = self._memo
+        if word in memo:
+            inn = memo[word]
+            return None if inn is None else (1, inn)
+        found = self._word_drug(word)
+        if len(memo) >= _WORD_MEMO:
+            memo.clear()  # bounded: start again rather than grow
+        memo[word] = found
+        return None if found is None else (1, found)
+
+    def _word_drug(self, word: str) -> str | None:
+        key = spelling_key(word)
+        inn = self._single.get(key)
+        if inn is not None:
+            return inn
+        if len(key) >= 10:  # Dutch compounds: "paracetamolzetpillen", "ibuprofendrank"
+            for cut in range(len(key) - 3, 5, -1):
+                inn = self._single.get(key[:cut])
+                if inn is not None:
+                    return inn
+        if len(key) >= 7:
+            for stem in self.stems:
+                if key.endswith(stem) and len(key) >= len(stem) + 3:
+                    return key
+        return None
+
+    def find_drugs(self, words: list[str], start: int, stop: int) -> Iterator[tuple[int, int, str]]:
+        """``(first, stop, INN)`` for every drug named in ``words[start:stop]``."""
+        i = start
+        while i < stop:
+            hit = self.drug_at(words, i, stop)
+            if hit is None:
+                i += 1
+                continue
+            yield i, i + hit[0], hit[1]
+            i += hit[0]
+
+    def matcher(self, language: str | None) -> PhraseMatcher[Cue]:
+        return self.matchers.get(language or "en", self.matchers["en"])
+
+
+@lru_cache(maxsize=8)
+def _load(folder: str) -> MedicalLexicon:
+    where = Path(folder)
+    drugs = _validate(DrugFile, _read(where / "drugs.yaml"), where / "drugs.yaml")
+    groups = _validate(
+        PopulationFile, _read(where / "populations.yaml"), where / "populations.yaml"
+    )
+    cues = _validate(CueFile, _read(where / "medical_cues.yaml"), where / "medical_cues.yaml")
+    return MedicalLexicon(drugs, groups, cues, where)
+
+
+def load_lexicon(folder: Path | None = None) -> MedicalLexicon:
+    """The lexicons of ``folder`` (default ``rules/grounding``), loaded once per folder."""
+    return _load(str((folder or DEFAULT_LEXICON_DIR).resolve()))

@@ -1,0 +1,950 @@
+"""Read dose and contraindication statements into structured claims (:class:`Reading`).
+
+The same reader runs over answer sentences and passage sentences. A sentence's tokens
+(:mod:`~services.grounding.tokens`) and amounts (:mod:`~services.grounding.quantities`) are
+combined with the lexicons (:mod:`~services.grounding.medical.lexicon`):
+
+- **drug**: the INN named nearest before an amount (else after it) in the sentence; else the
+  drug of an earlier sentence of the same text (:class:`Carry`);
+- **population**: age groups and "population" conditions (pregnancy, kidney impairment) of the
+  sentence, with an age range read by a small function per language; else carried;
+- **amount**: a dose unit (mass, volume, IU, tablets, drops, per kg) — a range when two amounts
+  are joined by a connector ("500 mg to 1 g", "250–500 mg", "500 tot 1000 mg");
+- **basis**: per dose or per day, from the denominator ("4 g/day") or a basis phrase after or
+  before the amount ("in 24 hours", "per keer", "cả ngày"); an amount with a frequency or an
+  interval is per dose;
+- **frequency**: doses per day, from "3 times a day", "tweemaal daags", "ngày 2 lần", or from
+  an interval ("every 8 hours" = 3 a day; "at least 4 hours between doses" = at most 6 a day);
+- **qualifier**: max / min / start / usual, the nearest qualifier phrase before the item;
+- **polarity** per clause: polarity phrases, flipped by a negator in scope (per language);
+  a negated use verb is *avoid*; a modal with a use verb is *allowed*;
+- **conditions**: condition and non-adult population keys, and the clause's content units.
+
+A sentence gives *dose* readings (one per amount, or one for a frequency or interval alone) when
+it has a dose word, a drug or a dose cue, and *contraindication* readings for clauses with a
+negative polarity, or a positive one about a risk condition or a non-adult population ("X is
+safe in pregnancy" is a safety claim). Numbers that a reading used are reported, so that the
+caller can still check the others (a duration, a strength) against the passages.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from decimal import Decimal
+from typing import Final, Literal
+
+from services.grounding.lexicon import DOSE_CUES
+from services.grounding.medical.lexicon import Basis, Cue, MedicalLexicon, Polarity, Qualifier
+from services.grounding.quantities import NUMBER_WORDS, Amount, format_decimal
+from services.grounding.text import has_cue, units_of
+from services.grounding.tokens import NUM, SYM, WORD, Tokens, tokenize
+
+__all__ = [
+    "NEGATIVE",
+    "POSITIVE",
+    "Carry",
+    "Reading",
+    "SentenceReading",
+    "Span",
+    "flip",
+    "read_sentence",
+]
+
+NEGATIVE: Final[frozenset[str]] = frozenset(
+    {"contraindicated", "avoid", "not_recommended", "caution"}
+)
+POSITIVE: Final[frozenset[str]] = frozenset({"allowed", "recommended"})
+_FLIP: Final[dict[str, Polarity]] = {
+    "contraindicated": "allowed",
+    "avoid": "allowed",
+    "not_recommended": "recommended",
+    "caution": "allowed",
+    "allowed": "avoid",
+    "recommended": "not_recommended",
+}
+_STRENGTH: Final = {"contraindicated": 4, "avoid": 3, "not_recommended": 2, "caution": 1}
+#: Units whose amounts are doses (``kg`` is body weight; ``mg/ml`` a strength).
+_DOSE_UNITS: Final = frozenset(
+    {"mg", "ml", "IU", "tablet", "drop", "puff", "sachet", "mg/kg", "ml/kg", "IU/kg"}
+)
+_CLAUSE_BREAKS: Final = frozenset({",", ";", ":", "(", ")", "—", "–"})
+#: Words joining "twee-" to the next count word ("twee- tot driemaal", "twee- of driemaal").
+_FREQ_JOINS: Final = frozenset({"tot", "of", "à", "en"})
+_CONTRAST: Final = frozenset({"but", "however", "maar", "echter", "nhưng", "tuy"})
+_DAY: Final = Decimal(24)
+_WEEK: Final = Decimal(168)
+_SHORTEST_INTERVAL: Final = Decimal(2)
+Kind = Literal["exact", "max", "min"]
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A numeric range: ``exact`` (low..high), ``max`` (up to high) or ``min`` (from low)."""
+
+    low: Decimal
+    high: Decimal
+    kind: Kind = "exact"
+
+    def text(self, unit: str = "") -> str:
+        lo, hi = format_decimal(self.low), format_decimal(self.high)
+        body = lo if lo == hi else f"{lo}–{hi}"
+        if self.kind == "max":
+            body = hi
+        elif self.kind == "min":
+            body = lo
+        body = f"{body} {unit}".strip()
+        return {"exact": body, "max": f"max {body}", "min": f"min {body}"}[self.kind]
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """One structured claim of a sentence."""
+
+    kind: Literal["dose", "contraindication"]
+    drugs: frozenset[str]
+    drug_source: Literal["stated", "context", "passage"] | None
+    populations: frozenset[str]
+    age: tuple[Decimal | None, Decimal | None] | None
+    amount: Span | None
+    unit: str | None
+    basis: Basis | None
+    qualifier: Qualifier | None
+    frequency: Span | None
+    polarity: Polarity
+    conditions: frozenset[str]
+    condition_units: frozenset[str]
+    start: int
+    end: int
+    #: A positive claim about something no lexicon names ("grapefruit juice is fine with
+    #: simvastatin"): checked only when a passage reading about the drug speaks about it, else
+    #: the sentence is grounded by its words like any other.
+    open: bool = False
+
+    def describe(self, with_drug: bool = True) -> str:
+        """A clinician-readable line: ``paracetamol: max 4000 mg per 24 h``,
+        ``3 times a day``, ``lisinopril: contraindicated: pregnancy``."""
+        parts: list[str] = []
+        if self.kind == "dose":
+            if self.amount is not None:
+                amount = self.amount.text(self.unit or "")
+                if (
+                    self.qualifier in ("max", "min") and self.amount.kind == "exact"
+                ) or self.qualifier in ("start", "usual"):
+                    amount = f"{self.qualifier} {amount}"
+                parts.append(amount)
+                if self.basis == "day":
+                    parts.append("per 24 h")
+                elif self.basis == "week":
+                    parts.append("per week")
+                elif self.basis == "dose":
+                    parts.append("per dose")
+            if self.frequency is not None:
+                parts.append(_frequency_text(self.frequency))
+        else:
+            what = self.polarity.replace("_", " ")
+            about = sorted(self.conditions | (self.populations - {"adult"}))
+            parts.append(f"{what}" + (f": {', '.join(about)}" if about else ""))
+        who = sorted(self.populations - self.conditions)
+        if who:
+            age = ""
+            if self.age is not None:
+                lo, hi = self.age
+                age = f" {format_decimal(lo) if lo is not None else '0'}–" + (
+                    f"{format_decimal(hi)} y" if hi is not None else "… y"
+                )
+            parts.append(f"({', '.join(who)}{age})")
+        text = " ".join(parts)
+        if not with_drug:
+            return text
+        drug = ", ".join(sorted(self.drugs)) or "drug not named"
+        return f"{drug}: {text}"
+
+
+def _frequency_text(span: Span) -> str:
+    """``3 times a day``, ``at most 6 times a day``, ``once a week``, ``once every 2 days``."""
+    if span.kind == "exact" and span.low == span.high and 0 < span.low < 1:
+        days = (1 / span.low).quantize(Decimal("0.1"))
+        return "once a week" if days == 7 else f"once every {format_decimal(days)} days"
+
+    def per_day(value: Decimal) -> str:
+        if value >= 1 or value <= 0:
+            return format_decimal(value.quantize(Decimal("0.01")))
+        return f"1/{format_decimal((1 / value).quantize(Decimal('0.1')))}"
+
+    lo, hi = per_day(span.low), per_day(span.high)
+    body = lo if lo == hi else f"{lo}–{hi}"
+    if span.kind == "max":
+        body = f"at most {hi}"
+    elif span.kind == "min":
+        body = f"at least {lo}"
+    return f"{body} times a day"
+
+
+@dataclass(frozen=True, slots=True)
+class Carry:
+    """What a sentence hands to the next one of the same text."""
+
+    drugs: frozenset[str] = frozenset()
+    populations: frozenset[str] = frozenset()
+    age: tuple[Decimal | None, Decimal | None] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SentenceReading:
+    readings: tuple[Reading, ...]
+    #: Token indices of numbers that the readings used (amounts, frequencies, ages, "24 hours").
+    used: frozenset[int]
+    carry: Carry
+
+
+# -- ages: one small table and function per language -----------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _AgeWords:
+    years: frozenset[str]
+    months: frozenset[str]
+    above_before: frozenset[str]
+    below_before: frozenset[str]
+    above_after: tuple[tuple[str, ...], ...]
+    below_after: tuple[tuple[str, ...], ...]
+    range_words: frozenset[str] = field(default_factory=frozenset)
+
+
+_AGE_EN = _AgeWords(
+    years=frozenset({"year", "years", "yr", "yrs", "y"}),
+    months=frozenset({"month", "months"}),
+    above_before=frozenset({"over", "above", "from", "older", "least", "aged", "age"}),
+    below_before=frozenset({"under", "below", "younger", "less", "up"}),
+    above_after=(
+        ("and", "over"),
+        ("and", "older"),
+        ("and", "above"),
+        ("or", "older"),
+        ("or", "over"),
+        ("+",),
+        ("plus",),
+    ),
+    below_after=(("and", "under"), ("and", "younger"), ("or", "younger")),
+    range_words=frozenset({"to", "-", "–", "and"}),
+)
+_AGE_NL = _AgeWords(
+    years=frozenset({"jaar", "jaren", "jr", "jarig", "jarige"}),
+    months=frozenset({"maand", "maanden"}),
+    above_before=frozenset({"vanaf", "ouder", "boven", "van", "minstens"}),
+    below_before=frozenset({"jonger", "onder", "tot", "beneden", "onder de"}),
+    above_after=(("en", "ouder"), ("of", "ouder"), ("en", "older"), ("+",)),
+    below_after=(("en", "jonger"), ("of", "jonger")),
+    range_words=frozenset({"tot", "-", "–", "en"}),
+)
+_AGE_VI = _AgeWords(
+    years=frozenset({"tuổi"}),
+    months=frozenset({"tháng"}),
+    above_before=frozenset({"trên", "từ", "hơn", "ngoài"}),
+    below_before=frozenset({"dưới", "chưa", "đến"}),
+    above_after=(("trở", "lên"), ("tuổi", "trở", "lên"), ("+",)),
+    below_after=(("trở", "xuống"), ("tuổi", "trở", "xuống")),
+    range_words=frozenset({"đến", "-", "–", "tới"}),
+)
+_AGE_WORDS: Final = {"en": _AGE_EN, "nl": _AGE_NL, "vi": _AGE_VI}
+
+
+def _ages_en(
+    tokens: Tokens, lo: int, hi: int, people: bool = True
+) -> list[tuple[int, int, Decimal | None, Decimal | None]]:
+    return _ages(tokens, lo, hi, _AGE_EN, people)
+
+
+def _ages_nl(
+    tokens: Tokens, lo: int, hi: int, people: bool = True
+) -> list[tuple[int, int, Decimal | None, Decimal | None]]:
+    return _ages(tokens, lo, hi, _AGE_NL, people)
+
+
+def _ages_vi(
+    tokens: Tokens, lo: int, hi: int, people: bool = True
+) -> list[tuple[int, int, Decimal | None, Decimal | None]]:
+    """Vietnamese ages: "trên 12 tuổi", "dưới 6 tháng tuổi", "từ 6 đến 12 tuổi",
+    "12 tuổi trở lên"."""
+    return _ages(tokens, lo, hi, _AGE_VI, people)
+
+
+_AGE_READERS: Final = {"en": _ages_en, "nl": _ages_nl, "vi": _ages_vi}
+
+
+def _age_group(low: Decimal | None, high: Decimal | None) -> str:
+    """The group an age range names when no group word does: 65 and over is elderly."""
+    if low is not None and low >= 65:
+        return "elderly"
+    if low is not None and low >= 18:
+        return "adult"
+    if high is not None and high >= 65:
+        return "elderly"
+    return "child" if high is None or high < 18 or low is None or low < 18 else "adult"
+
+
+def _number(word: str) -> Decimal | None:
+    try:
+        return Decimal(word.replace(",", "."))
+    except ArithmeticError:
+        return None
+
+
+_AGE_MARKS: Final = frozenset({"aged", "age", "van", "ages", "leeftijd"})
+
+
+def _ages(
+    tokens: Tokens, lo: int, hi: int, w: _AgeWords, people: bool = True
+) -> list[tuple[int, int, Decimal | None, Decimal | None]]:
+    """``(first token, stop token, min years, max years)`` for every age in ``[lo, hi)``. A
+    number of years or months is an age when a comparator ("over", "jonger dan", "dưới"), "aged"
+    or "old" marks it, or when the sentence names a group of people (``people``)."""
+    words, kinds = tokens.words, tokens.kinds
+    out: list[tuple[int, int, Decimal | None, Decimal | None]] = []
+    i = lo
+    while i < hi:
+        if kinds[i] != NUM:
+            i += 1
+            continue
+        first = _number(words[i])
+        j = i + 1
+        second: Decimal | None = None
+        if j + 1 < hi and words[j] in w.range_words and kinds[j + 1] == NUM:
+            second = _number(words[j + 1])
+            j += 2
+        if (
+            j + 1 < hi
+            and words[j] in ("-", "–")
+            and (words[j + 1] in w.years or words[j + 1] in w.months)
+        ):
+            j += 1  # "6-year-old", "6-jarige"
+        if j >= hi or (words[j] not in w.years and words[j] not in w.months) or first is None:
+            i += 1
+            continue
+        scale = Decimal(1) if words[j] in w.years else Decimal(1) / Decimal(12)
+        stop = j + 1
+        if stop < hi and words[stop] in ("tuổi", "old"):  # "6 tháng tuổi", "6 years old"
+            stop += 1
+        if stop + 1 < hi and words[stop] == "-" and words[stop + 1] == "old":
+            stop += 2
+        low: Decimal | None = first * scale
+        high: Decimal | None = second * scale if second is not None else None
+        begin = i
+        before = {words[k] for k in range(max(lo, i - 2), i)}
+        after = tuple(words[stop : stop + 3])
+        marked = (
+            bool(before & (w.above_before | w.below_before | _AGE_MARKS))
+            or words[stop - 1] in ("tuổi", "old")
+            or any(after[: len(p)] == p for p in (*w.above_after, *w.below_after))
+        )
+        if not (marked or people):
+            i = stop  # "the last 3 months of pregnancy", "for 5 days": a time, not an age
+            continue
+        if second is None:
+            if before & w.below_before or any(after[: len(p)] == p for p in w.below_after):
+                low, high = None, first * scale
+            elif before & w.above_before or any(after[: len(p)] == p for p in w.above_after):
+                high = None
+            else:
+                high = low  # "aged 12 years": that age
+            for p in (*w.above_after, *w.below_after):
+                if after[: len(p)] == p:
+                    stop += len(p)
+                    break
+            begin = max(lo, i - 2)
+        out.append((begin, stop, low, high))
+        i = stop
+    return out
+
+
+# -- polarity with negation scope, one function per language ---------------------------------
+
+
+def _negated(
+    neg_at: Sequence[int], start: int, stop: int, clause: tuple[int, int], before: int, after: int
+) -> bool:
+    """Whether an odd number of negators sit within the scope of the phrase ``[start, stop)``."""
+    lo, hi = clause
+    count = sum(
+        1
+        for k in neg_at
+        if (max(lo, start - before) <= k < start) or (stop <= k < min(hi, stop + after))
+    )
+    return count % 2 == 1
+
+
+def _negated_en(neg_at: Sequence[int], start: int, stop: int, clause: tuple[int, int]) -> bool:
+    """English puts the negator before: "is not safe", "should never be used"."""
+    return _negated(neg_at, start, stop, clause, 3, 0)
+
+
+def _negated_nl(neg_at: Sequence[int], start: int, stop: int, clause: tuple[int, int]) -> bool:
+    """Dutch also after the verb: "gebruik ibuprofen niet", "mag ... niet gebruiken"."""
+    return _negated(neg_at, start, stop, clause, 3, 5)
+
+
+def _negated_vi(neg_at: Sequence[int], start: int, stop: int, clause: tuple[int, int]) -> bool:
+    """Vietnamese negates before, with adverbs between: "không an toàn", "không nên tự ý
+    uống"."""
+    return _negated(neg_at, start, stop, clause, 4, 0)
+
+
+_NEGATION: Final = {"en": _negated_en, "nl": _negated_nl, "vi": _negated_vi}
+#: Intervals longer than this are not between doses ("increase at intervals of 4 weeks").
+_LONGEST_INTERVAL: Final = Decimal(168)
+
+
+def flip(polarity: Polarity) -> Polarity:
+    return _FLIP[polarity]
+
+
+def _clauses(tokens: Tokens, lo: int, hi: int) -> list[tuple[int, int]]:
+    words, kinds = tokens.words, tokens.kinds
+    out: list[tuple[int, int]] = []
+    start = lo
+    for k in range(lo, hi):
+        if (kinds[k] == SYM and words[k] in _CLAUSE_BREAKS) or words[k] in _CONTRAST:
+            if k > start:
+                out.append((start, k))
+            start = k + 1
+    if hi > start:
+        out.append((start, hi))
+    return out or [(lo, hi)]
+
+
+def _clause_polarity(
+    cues: list[tuple[int, int, Cue]],
+    clause: tuple[int, int],
+    negated: Callable[[Sequence[int], int, int, tuple[int, int]], bool],
+    words: list[str],
+) -> Polarity | None:
+    """The polarity of one clause: the strongest negative vote, else a positive one."""
+    neg_at = [s for s, _, c in cues if c.kind == "neg"]
+    uses = [(s, e) for s, e, c in cues if c.kind == "use" and clause[0] <= s < clause[1]]
+    votes: list[Polarity] = []
+    for s, e, cue in cues:
+        if not clause[0] <= s < clause[1]:
+            continue
+        if cue.kind == "pol":
+            value: Polarity = cue.value  # type: ignore[assignment]
+            votes.append(flip(value) if negated(neg_at, s, e, clause) else value)
+        elif cue.kind == "use" and negated(neg_at, s, e, clause):
+            votes.append("avoid")
+        elif cue.kind == "modal_after" and any(u[0] < s for u in uses):
+            negative = any(negated(neg_at, u0, u1, clause) for u0, u1 in uses if u0 < s)
+            votes.append("avoid" if negative else "allowed")
+        elif cue.kind == "modal" and any(u[0] > s for u in uses):
+            wide = (clause[0], clause[1])
+            negative = negated(neg_at, s, e, wide) or any(
+                negated(neg_at, u0, u1, wide) for u0, u1 in uses if u0 > s
+            )
+            votes.append("avoid" if negative else "allowed")
+    if not votes and _negated_condition(cues, clause, neg_at, words):
+        votes.append("avoid")
+    negatives = [v for v in votes if v in NEGATIVE]
+    if negatives:
+        return max(negatives, key=lambda v: _STRENGTH[v])
+    return votes[0] if votes else None
+
+
+#: Negators that do not negate a verb ("adults without kidney problems").
+_NOT_VERBAL: Final = frozenset({"without", "zonder", "neither", "nor", "noch"})
+
+
+def _negated_condition(
+    cues: list[tuple[int, int, Cue]], clause: tuple[int, int], neg_at: list[int], words: list[str]
+) -> bool:
+    """A negator right before a condition that is an activity: "do not drive", "geen alcohol",
+    "bestuur geen auto", "không lái xe"."""
+    return any(
+        cue.kind == "cond"
+        and clause[0] <= s < clause[1]
+        and any(max(clause[0], s - 2) <= k < s and words[k] not in _NOT_VERBAL for k in neg_at)
+        for s, _, cue in cues
+    )
+
+
+# -- the reader ---------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Item:
+    """A dose amount, a frequency or an interval found in the sentence, before assembly."""
+
+    kind: Literal["amount", "freq"]
+    t0: int
+    t1: int
+    span: Span
+    unit: str | None = None
+    basis: Basis | None = None
+    qualifier: Qualifier | None = None
+    frequency: Span | None = None
+    amount: Amount | None = None
+    attached: bool = False
+
+
+def _is_dose_amount(a: Amount) -> bool:
+    return a.unit in _DOSE_UNITS and a.symbol != "kg"
+
+
+def _merge_ranges(amounts: list[Amount], words: list[str]) -> list[tuple[Amount, Amount]]:
+    """Dose amounts, with two joined by a connector read as one range."""
+    out: list[tuple[Amount, Amount]] = []
+    i = 0
+    while i < len(amounts):
+        a = amounts[i]
+        if i + 1 < len(amounts):
+            b = amounts[i + 1]
+            between = words[a.t1 : b.t0]
+            if (
+                b.unit == a.unit
+                and len(between) in (1, 3)
+                and (
+                    between[0]
+                    in ("-", "–", "—", "to", "tot", "đến", "tới", "or", "of", "à", "hoặc")
+                )
+                and (len(between) == 1 or between == ["tot", "en", "met"])
+                and b.high >= a.low
+            ):
+                out.append((a, b))
+                i += 2
+                continue
+        out.append((a, a))
+        i += 1
+    return out
+
+
+def _day_basis_after(cues: list[tuple[int, int, Cue]], t1: int, taken: set[int]) -> int | None:
+    """A per-day (or per-week) phrase right after a count: "3 times a day", "once weekly"."""
+    for k, (s, _, cue) in enumerate(cues):
+        if (
+            cue.kind == "basis"
+            and cue.value in ("day", "week")
+            and t1 <= s <= t1 + 2
+            and k not in taken
+        ):
+            return k
+    return None
+
+
+def _per_day(cue: Cue) -> Decimal:
+    return Decimal(1) / Decimal(7) if cue.value == "week" else Decimal(1)
+
+
+def read_sentence(
+    tokens: Tokens,
+    lo: int,
+    hi: int,
+    found: Sequence[Amount],
+    language: str | None,
+    lexicon: MedicalLexicon,
+    carry: Carry,
+    units: frozenset[str] = frozenset(),
+) -> SentenceReading:
+    """The readings of the sentence ``tokens[lo:hi]`` (``found``: its amounts)."""
+    lang = language if language in _AGE_READERS else "en"
+    words, kinds = tokens.words, tokens.kinds
+    inside = {t for a in found if len(a.parts) > 1 for t in range(a.t0, a.t1)}
+    cues = [
+        c
+        for c in lexicon.matcher(lang).find(words, lo, hi)
+        if not (c[2].kind == "qual" and c[0] in inside)  # "200 tot 400 mg": a range, no "tot"
+    ]
+    cues = _negated_more(cues)
+    drugs = list(lexicon.find_drugs(words, lo, hi))
+    people = any(c.kind == "pop" for _, _, c in cues)
+    ages = _AGE_READERS[lang](tokens, lo, hi, people)
+    used: set[int] = set()
+    age_tokens: set[int] = set()
+    for s, e, _, _ in ages:
+        age_tokens.update(range(s, e))
+    # Cue phrases that hold a number ("in 24 hours") use it.
+    cue_tokens: set[int] = set()
+    for s, e, cue in cues:
+        if cue.kind in ("basis", "qual", "ivl_after", "ivl_before"):
+            cue_tokens.update(range(s, e))
+    # -- populations and conditions -------------------------------------------------------
+    normal = _normal_at(cues, words, lexicon.cues[lang].normal_words)
+    if normal:  # "kidneys work normally": no impairment (and "normally" no usual dose here)
+        cues = [
+            c
+            for c in cues
+            if not (c[2].kind == "cond" and any(abs(n - c[0]) <= 4 for n in normal))
+            and c[0] not in normal
+        ]
+    populations = {c.value for _, _, c in cues if c.kind == "pop"}
+    conditions = {c.value for _, _, c in cues if c.kind == "cond"}
+    populations |= {c.value for _, _, c in cues if c.kind == "cond" and c.population}
+    if "infant" in populations:
+        populations = (populations - {"infant"}) | {"child"}
+    age: tuple[Decimal | None, Decimal | None] | None = None
+    if ages:
+        _, _, a_lo, a_hi = ages[0]
+        age = (a_lo, a_hi)
+        if not populations & {"adult", "child", "elderly", "adolescent"}:
+            populations.add(_age_group(a_lo, a_hi))
+        used.update(t for t in age_tokens if kinds[t] == NUM)
+    stated_pop = bool(populations)
+    if not stated_pop:
+        populations, age = set(carry.populations), carry.age
+    elif age is None and carry.age is not None and populations & carry.populations - {"adult"}:
+        age = carry.age  # "my son is 5" … "a child can take": the same child, with the age
+    # -- items: dose amounts, frequencies, intervals --------------------------------------
+    items: list[_Item] = []
+    # Basis words written as a denominator ("3 keer per dag", "4 g/day") are the amount's own.
+    spans = [(a.t0, a.t1) for a in found]
+    taken_cues: set[int] = {
+        k
+        for k, (s, _, c) in enumerate(cues)
+        if c.kind == "basis" and any(t0 < s < t1 for t0, t1 in spans)
+    }
+    # "500 mg mỗi 8 giờ", "500 mg per 8 hours": a time denominator of hours is the interval
+    # between doses; per minute or per hour ("ml/min", "mg/h") is a rate (a clearance).
+    doses = [
+        a
+        for a in found
+        if _is_dose_amount(a)
+        and a.t0 not in age_tokens
+        and (a.per_time is None or a.per_time >= _SHORTEST_INTERVAL)
+    ]
+    for a in found:
+        if a.per_time is not None and a.per_time < _SHORTEST_INTERVAL and a.unit in _DOSE_UNITS:
+            used.update(range(a.t0, a.t1))
+    for first, last in _merge_ranges(doses, words):
+        span = Span(first.low, last.high)
+        basis: Basis | None = None
+        per_time = first.per_time or last.per_time
+        interval: Span | None = None
+        if per_time is not None and per_time < _DAY:
+            basis, interval = "dose", Span(_DAY / per_time, _DAY / per_time)
+        elif per_time is not None:
+            basis = "day" if per_time == _DAY else "week" if per_time == _WEEK else None
+        elif first.per_dose or last.per_dose:
+            basis = "dose"
+        items.append(
+            _Item(
+                "amount",
+                first.t0,
+                last.t1,
+                span,
+                first.unit,
+                basis,
+                frequency=interval,
+                amount=first,
+            )
+        )
+        used.update(range(first.t0, last.t1))
+    for a in found:
+        if a.t0 in age_tokens or a.t0 in used:
+            continue
+        if a.unit == "times":
+            freq = _frequency_of(a, cues, taken_cues)
+            if freq is not None:
+                items.append(_Item("freq", a.t0, a.t1, freq))
+                used.update(range(a.t0, a.t1))
+        elif a.unit == "h" and a.t0 not in cue_tokens:
+            interval = _interval_of(a, cues)
+            if interval is not None:
+                items.append(_Item("freq", a.t0, a.t1, interval))
+                used.update(range(a.t0, a.t1))
+        elif a.unit == "h" and a.t0 in cue_tokens:
+            used.update(range(a.t0, a.t1))
+    for k, (s, e, cue) in enumerate(cues):
+        if cue.kind == "freq" and k not in taken_cues:
+            day = _day_basis_after(cues, e, taken_cues)
+            if day is None:
+                continue
+            taken_cues.add(day)
+            factor = _per_day(cues[day][2])
+            low = Decimal(cue.count)
+            start = s
+            joined = s >= 3 and words[s - 1] in _FREQ_JOINS and words[s - 2] == "-"
+            if (s >= 2 and words[s - 1] in ("-", "to", "tot", "or", "of")) or joined:
+                back = s - 3 if joined else s - 2  # "twee- tot driemaal", "twee- of driemaal"
+                prev = words[back]
+                if kinds[back] == NUM and _number(prev) is not None:
+                    low, start = min(low, _number(prev) or low), back
+                elif prev in NUMBER_WORDS:
+                    low, start = Decimal(min(NUMBER_WORDS[prev], cue.count)), back
+            items.append(_Item("freq", start, e, Span(low * factor, cue.count * factor)))
+    items.sort(key=lambda it: it.t0)
+    _apply_qualifiers(items, cues)
+    _apply_basis(items, cues, taken_cues)
+    _apply_parentheses(items, words)
+    # -- drugs ------------------------------------------------------------------------------
+    stated = frozenset(inn for _, _, inn in drugs)
+    context_drugs = stated or carry.drugs
+    # -- polarity per clause ------------------------------------------------------------------
+    clauses = _clauses(tokens, lo, hi)
+    negated = _NEGATION[lang]
+    cue_kinds = {c.kind for _, _, c in cues}
+    dose_cue = (
+        bool(stated or carry.drugs or stated_pop or conditions)
+        or bool(cue_kinds & {"qual", "basis", "freq", "ivl_before", "ivl_after"})
+        or _has_dose_cue(words, lo, hi, lang)
+    )
+    readings: list[Reading] = []
+    clause_pols = [(c, _clause_polarity(cues, c, negated, words)) for c in clauses]
+    pop_frozen = frozenset(populations)
+    cond_keys = frozenset(conditions)
+    # -- dose readings ------------------------------------------------------------------------
+    amounts = [it for it in items if it.kind == "amount"]
+    freqs = [it for it in items if it.kind == "freq"]
+    if amounts or (freqs and dose_cue):
+        for f in freqs:
+            before = [a for a in amounts if a.t0 < f.t0]
+            target = before[-1] if before else (amounts[0] if amounts else None)
+            if target is not None and target.frequency is None:
+                target.frequency = f.span
+                f.attached = True
+                if target.basis is None:
+                    target.basis = "dose"
+        if amounts and not dose_cue:
+            amounts = []
+        for it in [*amounts, *(f for f in freqs if not f.attached)]:
+            inns = _drug_for(it.t0, drugs) or context_drugs
+            source: Literal["stated", "context"] | None = (
+                "stated" if inns & stated and stated else ("context" if inns else None)
+            )
+            readings.append(
+                Reading(
+                    kind="dose",
+                    drugs=inns,
+                    drug_source=source,
+                    populations=pop_frozen,
+                    age=age,
+                    amount=_qualified(it.span, it.qualifier) if it.kind == "amount" else None,
+                    unit=it.unit if it.kind == "amount" else None,
+                    basis=it.basis if it.kind == "amount" else None,
+                    qualifier=it.qualifier if it.kind == "amount" else None,
+                    frequency=it.frequency
+                    if it.kind == "amount"
+                    else _qualified(it.span, it.qualifier),
+                    polarity="allowed",
+                    conditions=cond_keys,
+                    condition_units=units,
+                    start=tokens.starts[it.t0],
+                    end=tokens.ends[it.t1 - 1],
+                )
+            )
+    # -- contraindication readings ----------------------------------------------------------
+    if not readings:
+        risk = cond_keys | (pop_frozen - {"adult"}) if stated_pop or cond_keys else cond_keys
+        interaction = len(stated) >= 2
+        for clause, pol in clause_pols:
+            if pol is None:
+                continue
+            topic: frozenset[str] = frozenset()
+            if pol in POSITIVE and not (risk or interaction):
+                topic = _topic_units(tokens, clause, cues, drugs, lang) if stated else topic
+                if not topic:
+                    continue
+            if not (stated or risk or carry.drugs):
+                continue  # "take care, and don't hesitate to ask": no drug, no condition
+            readings.append(
+                Reading(
+                    kind="contraindication",
+                    drugs=context_drugs,
+                    drug_source=("stated" if stated else "context") if context_drugs else None,
+                    populations=pop_frozen,
+                    age=age,
+                    amount=None,
+                    unit=None,
+                    basis=None,
+                    qualifier=None,
+                    frequency=None,
+                    polarity=pol,
+                    conditions=risk,
+                    condition_units=topic or units,
+                    start=tokens.starts[clause[0]],
+                    end=tokens.ends[clause[1] - 1],
+                    open=bool(topic),
+                )
+            )
+            break  # one safety claim per sentence: the first clause that makes one
+    # A contraindication's risk group ("do not drink alcohol") is not who the next sentence's
+    # dose is for; a dose statement's population is.
+    hands_on = stated_pop and not (readings and readings[0].kind == "contraindication")
+    new_carry = Carry(
+        drugs=stated or carry.drugs,
+        populations=pop_frozen if hands_on else carry.populations,
+        age=age if hands_on else carry.age,
+    )
+    return SentenceReading(tuple(readings), frozenset(used), new_carry)
+
+
+def _normal_at(
+    cues: list[tuple[int, int, Cue]], words: list[str], normal_words: Sequence[str]
+) -> list[int]:
+    """Where a "normal" word stands next to an organ condition ("kidneys work normally",
+    "nieren werken normaal"), also when the word doubles as a qualifier ("normally" = usual)."""
+    conds = [s for s, _, c in cues if c.kind == "cond"]
+    if not conds:
+        return []
+    return [
+        s
+        for s, e, c in cues
+        if (c.kind == "normal" or (c.kind == "qual" and " ".join(words[s:e]) in normal_words))
+        and any(abs(s - k) <= 4 for k in conds)
+    ]
+
+
+def _topic_units(
+    tokens: Tokens,
+    clause: tuple[int, int],
+    cues: list[tuple[int, int, Cue]],
+    drugs: list[tuple[int, int, str]],
+    language: str,
+) -> frozenset[str]:
+    """What a positive clause is about, without its cue phrases and drug names: "grapefruit
+    juice" of "Grapefruit juice is fine with simvastatin" (as a passage's units, so that
+    Vietnamese syllables count)."""
+    lo, hi = clause
+    skip = {k for s, e, _ in (*cues, *drugs) for k in range(s, e)}
+    rest = [tokens.words[k] for k in range(lo, hi) if k not in skip and tokens.kinds[k] == WORD]
+    return units_of(tokenize(" ".join(rest)), language, passage=True) if rest else frozenset()
+
+
+def _negated_more(cues: list[tuple[int, int, Cue]]) -> list[tuple[int, int, Cue]]:
+    """ "Should not take | more than 4 g", "mag niet | meer dan": a negative phrase or a negator
+    right before "more than" is a maximum, not an avoid."""
+    out: list[tuple[int, int, Cue]] = []
+    for s, e, cue in cues:
+        if cue.kind == "more":
+            if (
+                out
+                and out[-1][1] >= s - 1
+                and (
+                    out[-1][2].kind == "neg"
+                    or (out[-1][2].kind == "pol" and out[-1][2].value in NEGATIVE)
+                    or (out[-1][2].kind == "use" and len(out) > 1 and out[-2][2].kind == "neg")
+                )
+            ):
+                start = out[-1][0]
+                out.pop()
+                if out and out[-1][2].kind == "neg" and out[-1][1] >= start - 1:
+                    start = out.pop()[0]
+                out.append((start, e, Cue("qual", "max")))
+            continue
+        out.append((s, e, cue))
+    return out
+
+
+def _qualified(span: Span, qualifier: Qualifier | None) -> Span:
+    if qualifier == "max":
+        return replace(span, kind="max")
+    if qualifier == "min":
+        return replace(span, kind="min")
+    return span
+
+
+def _has_dose_cue(words: list[str], lo: int, hi: int, language: str) -> bool:
+    key = " " + " ".join(words[lo:hi]) + " "
+    return has_cue(key, DOSE_CUES.get(language, ()))
+
+
+def _drug_for(t: int, drugs: list[tuple[int, int, str]]) -> frozenset[str]:
+    before = [inn for s, _, inn in drugs if s < t]
+    if before:
+        return frozenset({before[-1]})
+    after = [inn for s, _, inn in drugs if s > t]
+    return frozenset({after[0]}) if after else frozenset()
+
+
+def _frequency_of(a: Amount, cues: list[tuple[int, int, Cue]], taken: set[int]) -> Span | None:
+    """Doses per day of "3 times a day", "3 keer per dag", "2 lần/ngày", "ngày 2 lần"."""
+    if a.per_time is not None:
+        factor = _DAY / a.per_time
+        return Span(a.low * factor, a.high * factor)
+    day = _day_basis_after(cues, a.t1, taken)
+    if day is not None:
+        taken.add(day)
+        factor = _per_day(cues[day][2])
+        return Span(a.low * factor, a.high * factor)
+    for k, (_s, e, cue) in enumerate(cues):
+        if k in taken:
+            continue
+        if (cue.kind == "dayword" or (cue.kind == "basis" and cue.value == "day")) and (
+            a.t0 - 3 <= e <= a.t0
+        ):
+            taken.add(k)
+            return Span(a.low, a.high)
+    return None
+
+
+def _interval_of(a: Amount, cues: list[tuple[int, int, Cue]]) -> Span | None:
+    """Doses per day of "every 4 to 6 hours" (4–6), "at least 4 hours between doses" (max 6)."""
+    before = [
+        c for s, e, c in cues if e <= a.t0 and a.t0 - e <= 2 and c.kind in ("ivl_before", "qual")
+    ]
+    after = [c for s, e, c in cues if s == a.t1 and c.kind == "ivl_after"]
+    interval = any(c.kind == "ivl_before" for c in before) or bool(after)
+    if not interval or a.low <= 0 or a.high > _LONGEST_INTERVAL:
+        return None
+    if any(c.kind == "qual" and c.value == "min" for c in before):
+        return Span(Decimal(0), _DAY / a.low, "max")
+    return Span(_DAY / a.high, _DAY / a.low)
+
+
+def _apply_qualifiers(items: list[_Item], cues: list[tuple[int, int, Cue]]) -> None:
+    """Each qualifier phrase applies to the next item within 8 tokens after it."""
+    for _s, e, cue in cues:
+        if cue.kind != "qual":
+            continue
+        nxt = next((it for it in items if it.t0 >= e and it.t0 - e <= 8), None)
+        if nxt is None:
+            continue
+        if nxt.kind == "amount":
+            nxt.qualifier = cue.value  # type: ignore[assignment]
+        elif cue.value in ("max", "min") and nxt.span.kind == "exact":
+            if cue.value == "max":
+                nxt.span = Span(Decimal(0), nxt.span.high, "max")
+            else:
+                nxt.span = Span(nxt.span.low, nxt.span.low, "min")
+
+
+def _apply_parentheses(items: list[_Item], words: list[str]) -> None:
+    """ "6 tablets (3,000 mg) per 24 hours": the amount in brackets restates the one before, so
+    they share qualifier and basis."""
+    amounts = [it for it in items if it.kind == "amount"]
+    for before, inner in itertools.pairwise(amounts):
+        if words[before.t1 : inner.t0] == ["("]:
+            inner.qualifier = inner.qualifier or before.qualifier
+            inner.basis = inner.basis or before.basis
+            before.basis = before.basis or inner.basis
+            if inner.qualifier in ("max", "min") and inner.span.kind == "exact":
+                inner.span = _qualified(inner.span, inner.qualifier)
+
+
+def _apply_basis(items: list[_Item], cues: list[tuple[int, int, Cue]], taken: set[int]) -> None:
+    """An amount's basis from a basis phrase right after it, else one before it."""
+    amounts = [it for it in items if it.kind == "amount"]
+    for n, it in enumerate(amounts):
+        if it.basis is not None:
+            continue
+        limit = amounts[n + 1].t0 if n + 1 < len(amounts) else None
+        after = [
+            (k, c)
+            for k, (s, _, c) in enumerate(cues)
+            if c.kind == "basis"
+            and k not in taken
+            and it.t1 <= s <= it.t1 + 4
+            and (limit is None or s < limit)
+        ]
+        if after:
+            k, c = after[0]
+            taken.add(k)
+            it.basis = c.value  # type: ignore[assignment]
+            continue
+        floor = amounts[n - 1].t1 if n > 0 else -1
+        before = [
+            (k, c)
+            for k, (s, e, c) in enumerate(cues)
+            if c.kind == "basis" and k not in taken and floor <= s and e <= it.t0 and it.t0 - e <= 6
+        ]
+        if before:
+            k, c = before[-1]
+            taken.add(k)
+            it.basis = c.value  # type: ignore[assignment]

@@ -1,0 +1,165 @@
+"""One pass over a text: tokens with spans, and a phrase matcher over them.
+
+Every reader of the grounding check (numbers with units, content words, cue phrases, drug and
+population names) works on the same token list, made once per sentence or passage:
+
+- a **number** is a run of digits with inner ``.``/``,`` separators (``2,5``, ``1.000.000``);
+- a **word** is a run of letters, with one apostrophe suffix (``don't``), lower-cased in NFC;
+  ``n't`` reads as ``not`` and a possessive ``'s`` is dropped;
+- every other visible character is a **symbol** token of its own (``/``, ``-``, ``%``, ``:``).
+
+:attr:`Tokens.glued` tells whether a token touches the one before it (``500mg``, ``B12``).
+
+The pattern uses Python's ``re``: a character class repeated, then an optional fixed-shape
+suffix, with no nested ambiguity, so it cannot backtrack; it is linear by construction and far
+cheaper per match than the RE2 wrapper (the reason for this module; see docs/grounding.md).
+
+:class:`PhraseMatcher` finds the longest listed phrase (a tuple of token texts) at each position,
+left to right, without overlaps: one dict lookup per token.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Final, Generic, TypeVar
+
+__all__ = ["NUM", "SYM", "WORD", "PhraseMatcher", "Tokens", "phrase_tokens", "tokenize"]
+
+WORD: Final = 0
+NUM: Final = 1
+SYM: Final = 2
+
+_TOKEN = re.compile(r"(\d+(?:[.,]\d+)*)|([^\W\d_]+(?:['’][^\W\d_]+)?)|([^\w\s])")
+#: Group number of a match → token kind.
+_KIND: Final = {1: NUM, 2: WORD, 3: SYM}
+
+
+def _word(raw: str) -> str:
+    word = raw.lower()
+    if "'" in word or "’" in word:
+        head, tail = word.replace("’", "'").split("'", 1)
+        word = "not" if tail == "t" and head.endswith("n") else head
+    return word
+
+
+@dataclass(frozen=True, slots=True)
+class Tokens:
+    """Parallel lists: token text (lower case), kind, start and end offsets into :attr:`text`."""
+
+    text: str
+    words: list[str]
+    kinds: list[int]
+    starts: list[int]
+    ends: list[int]
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    def glued(self, i: int) -> bool:
+        """Whether token ``i`` touches the token before it."""
+        return i > 0 and self.starts[i] == self.ends[i - 1]
+
+
+def tokenize(text: str, *, normalized: bool = False) -> Tokens:
+    """Tokens of the NFC form of ``text`` (pass ``normalized=True`` when it already is)."""
+    if not normalized:
+        text = unicodedata.normalize("NFC", text)
+    low = text.lower()
+    if len(low) != len(text):  # a few letters lower-case to two code points ("İ")
+        return _tokenize_slow(text)
+    matches = list(_TOKEN.finditer(low))
+    kinds = [_KIND[m.lastindex] for m in matches]  # type: ignore[index]
+    words = [m.group() for m in matches]
+    if "'" in low or "’" in low:
+        words = [_word(w) if k == WORD else w for w, k in zip(words, kinds, strict=True)]
+    starts = [m.start() for m in matches]
+    ends = [m.end() for m in matches]
+    return Tokens(text, words, kinds, starts, ends)
+
+
+def _tokenize_slow(text: str) -> Tokens:
+    words: list[str] = []
+    kinds: list[int] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    for m in _TOKEN.finditer(text):
+        kind = _KIND[m.lastindex]  # type: ignore[index]
+        words.append(_word(m.group()) if kind == WORD else m.group().lower())
+        kinds.append(kind)
+        starts.append(m.start())
+        ends.append(m.end())
+    return Tokens(text, words, kinds, starts, ends)
+
+
+def phrase_tokens(phrase: str) -> tuple[str, ...]:
+    """A phrase as the tuple of token texts the matcher compares (``"Don't take"`` →
+    ``("not", "take")``)."""
+    return tuple(tokenize(phrase).words)
+
+
+P = TypeVar("P")
+
+
+class PhraseMatcher(Generic[P]):
+    """Longest-match lookup of phrases (token tuples) with a payload each.
+
+    A phrase listed twice with different payloads is an error (the caller names the file).
+    """
+
+    def __init__(self, phrases: Iterable[tuple[tuple[str, ...], P]] = ()) -> None:
+        self._by_first: dict[str, list[tuple[tuple[str, ...], P]]] = {}
+        self._payload: dict[tuple[str, ...], P] = {}
+        for words, payload in phrases:
+            self.add(words, payload)
+
+    def add(self, words: tuple[str, ...], payload: P) -> None:
+        if not words:
+            raise ValueError("empty phrase")
+        old = self._payload.get(words, payload)
+        if old != payload:
+            raise ValueError(f"phrase {' '.join(words)!r} listed twice: {old!r} and {payload!r}")
+        if words in self._payload:
+            return
+        self._payload[words] = payload
+        bucket = self._by_first.setdefault(words[0], [])
+        bucket.append((words, payload))
+        bucket.sort(key=lambda item: -len(item[0]))
+
+    def __contains__(self, words: object) -> bool:
+        return words in self._payload
+
+    def __len__(self) -> int:
+        return len(self._payload)
+
+    def at(self, words: list[str], i: int, limit: int | None = None) -> tuple[int, P] | None:
+        """The longest phrase starting at ``words[i]`` and ending by ``limit``:
+        ``(length, payload)``, or ``None``."""
+        bucket = self._by_first.get(words[i])
+        if bucket is None:
+            return None
+        n = len(words) if limit is None else limit
+        for phrase, payload in bucket:
+            k = len(phrase)
+            if i + k <= n and (k == 1 or tuple(words[i : i + k]) == phrase):
+                return k, payload
+        return None
+
+    def find(
+        self, words: list[str], start: int = 0, end: int | None = None
+    ) -> Iterator[tuple[int, int, P]]:
+        """Non-overlapping longest matches in ``words[start:end]``: ``(first, stop, payload)``."""
+        stop = len(words) if end is None else end
+        by_first = self._by_first
+        i = start
+        while i < stop:
+            if words[i] in by_first:
+                hit = self.at(words, i, stop)
+                if hit is not None:
+                    k, payload = hit
+                    yield i, i + k, payload
+                    i += k
+                    continue
+            i += 1

@@ -1,0 +1,200 @@
+"""The adversarial grounding set (tests/data/grounding-cases/) is well formed and labelled.
+
+These checks read the data only; they do not run the grounding check. They hold the set to what its
+README promises: one JSON object per line, unique ids, at least eight cases of every kind in every
+language with both splits, passages that are valid ``Passage`` wire objects, citations that are
+fabricated exactly where the kind says so, and labels that follow the kind.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from schemas.events import Passage
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "grounding-cases"
+LANGUAGES = ("en", "nl", "vi")
+MIN_PER_KIND = 8
+
+#: kind -> (flagged, critical); ``None`` for critical means either (a citation case is critical
+#: only when it also states a wrong dose).
+LABEL_RULES: dict[str, tuple[bool, bool | None]] = {
+    "correct_paraphrase": (False, False),
+    "correct_citation": (False, False),
+    "correct_dose": (False, False),
+    "abstention": (False, False),
+    "wrong_number": (True, True),
+    "wrong_unit": (True, True),
+    "wrong_drug": (True, True),
+    "wrong_population": (True, True),
+    "polarity_flip": (True, True),
+    "fabricated_citation": (True, None),
+    "unsupported_citation": (True, None),
+}
+KEYS = {"id", "language", "kind", "split", "question", "answer", "retrieval", "expected"}
+EXPECTED_KEYS = {"flagged", "critical", "drug", "why"}
+
+_DOC_MARKER = re.compile(r"\[\s*(doc:[^\[\]]+)\]")
+_NUM_MARKER = re.compile(r"\[\s*(\d+(?:\s*[-–]\s*\d+)?(?:\s*,\s*\d+(?:\s*[-–]\s*\d+)?)*)\s*\]")
+
+
+def _load(lang: str) -> list[dict[str, Any]]:
+    cases = []
+    path = DATA / f"{lang}.jsonl"
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        assert line.strip(), f"{path.name}:{n}: blank line"
+        obj = json.loads(line)
+        assert isinstance(obj, dict), f"{path.name}:{n}: not a JSON object"
+        cases.append(obj)
+    return cases
+
+
+ALL: dict[str, list[dict[str, Any]]] = {lang: _load(lang) for lang in LANGUAGES}
+CASES = [case for lang in LANGUAGES for case in ALL[lang]]
+
+
+def cited(case: dict[str, Any]) -> tuple[list[str], list[int]]:
+    """Document ids (from ``[doc:…]`` markers and the ``citations`` list) and ``[n]`` indices."""
+    answer = case["answer"]
+    doc_ids = [
+        part.strip().removeprefix("doc:").strip()
+        for group in _DOC_MARKER.findall(answer)
+        for part in group.split(",")
+    ]
+    doc_ids += case.get("citations", [])
+    indices: list[int] = []
+    for group in _NUM_MARKER.findall(answer):
+        for part in group.split(","):
+            bounds = [int(x) for x in re.split(r"[-–]", part)]
+            indices.extend(range(bounds[0], bounds[-1] + 1))
+    return doc_ids, indices
+
+
+def fabricated(case: dict[str, Any]) -> list[str]:
+    retrieved = {p["doc_id"] for p in case["retrieval"]}
+    doc_ids, indices = cited(case)
+    n = len(case["retrieval"])
+    missing = [d for d in doc_ids if d not in retrieved]
+    return missing + [f"[{i}]" for i in indices if not 1 <= i <= n]
+
+
+def test_marker_reader_itself() -> None:
+    case = {
+        "answer": "a [doc:x] b [doc:y, doc:z] c [1] d [2-3] e [1, 5][0]",
+        "citations": ["w"],
+        "retrieval": [{"doc_id": d} for d in ("x", "y", "v")],
+    }
+    assert cited(case) == (["x", "y", "z", "w"], [1, 2, 3, 1, 5, 0])
+    assert fabricated(case) == ["z", "w", "[5]", "[0]"]
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_shape(lang: str) -> None:
+    for case in ALL[lang]:
+        cid = str(case.get("id"))
+        assert KEYS <= case.keys() <= KEYS | {"citations"}, cid
+        assert case["language"] == lang, cid
+        assert case["kind"] in LABEL_RULES, cid
+        assert re.fullmatch(rf"{lang}-{case['kind']}-\d{{2}}", cid), cid
+        assert case["split"] in ("dev", "test"), cid
+        for field in ("question", "answer"):
+            assert isinstance(case[field], str), cid
+            assert case[field].strip(), cid
+        assert isinstance(case.get("citations", []), list), cid
+        assert all(isinstance(c, str) and c for c in case.get("citations", [])), cid
+        expected = case["expected"]
+        assert expected.keys() == EXPECTED_KEYS, cid
+        assert isinstance(expected["flagged"], bool), cid
+        assert isinstance(expected["critical"], bool), cid
+        assert expected["drug"] is None or (isinstance(expected["drug"], str) and expected["drug"])
+        assert isinstance(expected["why"], str), cid
+        assert expected["why"].strip(), cid
+
+
+def test_ids_unique() -> None:
+    counts = Counter(case["id"] for case in CASES)
+    assert [i for i, n in counts.items() if n > 1] == []
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_balance_and_splits(lang: str) -> None:
+    per_kind: dict[str, Counter[str]] = {kind: Counter() for kind in LABEL_RULES}
+    for case in ALL[lang]:
+        per_kind[case["kind"]][case["split"]] += 1
+    for kind, splits in per_kind.items():
+        assert splits.total() >= MIN_PER_KIND, (lang, kind, splits)
+        assert splits["dev"] and splits["test"], (lang, kind, splits)
+        assert abs(splits["dev"] - splits["test"]) <= 1, (lang, kind, splits)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_retrieval_items_are_wire_passages(lang: str) -> None:
+    for case in ALL[lang]:
+        retrieval = case["retrieval"]
+        assert 1 <= len(retrieval) <= 5, case["id"]
+        passages = [Passage.model_validate(item) for item in retrieval]
+        assert [p.rank for p in passages] == list(range(1, len(passages) + 1)), case["id"]
+        assert len({p.doc_id for p in passages}) == len(passages), case["id"]
+        assert all(p.text.strip() for p in passages), case["id"]
+
+
+def test_labels_follow_the_kind() -> None:
+    for case in CASES:
+        flagged, critical = LABEL_RULES[case["kind"]]
+        expected = case["expected"]
+        assert expected["flagged"] is flagged, case["id"]
+        if critical is not None:
+            assert expected["critical"] is critical, case["id"]
+        if expected["critical"]:
+            assert expected["drug"], f"{case['id']}: a critical case names its drug"
+
+
+def test_fabricated_citations_exactly_where_the_kind_says() -> None:
+    for case in CASES:
+        bad = fabricated(case)
+        if case["kind"] == "fabricated_citation":
+            assert bad, f"{case['id']}: cites nothing that is missing from retrieval"
+        else:
+            assert bad == [], case["id"]
+
+
+@pytest.mark.parametrize("kind", ["correct_citation", "unsupported_citation"])
+def test_citation_kinds_cite_retrieved_passages(kind: str) -> None:
+    for case in (c for c in CASES if c["kind"] == kind):
+        doc_ids, indices = cited(case)
+        assert doc_ids or indices, f"{case['id']}: cites nothing"
+        assert fabricated(case) == [], case["id"]
+
+
+def test_enough_drugs() -> None:
+    drugs = {case["expected"]["drug"] for case in CASES} - {None}
+    assert len(drugs) >= 25, sorted(drugs)
+
+
+def test_vietnamese_keeps_its_diacritics() -> None:
+    def marked(text: str) -> bool:
+        return "đ" in text.lower() or any(
+            unicodedata.combining(ch) for ch in unicodedata.normalize("NFD", text)
+        )
+
+    for case in ALL["vi"]:
+        assert marked(case["question"]) and marked(case["answer"]), case["id"]
+        assert all(marked(p["text"]) for p in case["retrieval"]), case["id"]
+
+
+def test_readme_counts_match_the_data() -> None:
+    readme = (DATA / "README.md").read_text(encoding="utf-8")
+    table = {
+        m[0]: tuple(int(n) for n in m[1:])
+        for m in re.findall(r"^\| `(\w+)` \| (\d+) \| (\d+) \| (\d+) \|$", readme, re.M)
+    }
+    counts = Counter((case["kind"], case["language"]) for case in CASES)
+    actual = {kind: tuple(counts[kind, lang] for lang in LANGUAGES) for kind in LABEL_RULES}
+    assert table == actual
