@@ -226,6 +226,12 @@ class EvalCase(_Model):
         "case keeps (not evaluated).",
     )
     masked: bool = Field(default=True, description="PII spans replaced by masked evidence.")
+    trimmed: bool = Field(
+        default=False,
+        description="Texts were shortened (``… n characters …`` around the findings) or the "
+        "oldest sources left out, to keep the conversation's state under its byte ceiling "
+        "(``VIGIL_EVALSET_MAX_CASE_BYTES``).",
+    )
     label: EvalLabel | None = None
 
     @model_validator(mode="after")

@@ -271,6 +271,7 @@ def worker(
     loglevel: Annotated[str, typer.Option(help="Log level.")] = "info",
 ) -> None:
     """Run the Faust worker (settings from VIGIL_* environment variables)."""
+    from services.dataflow.state import StateCeilingError
     from services.streaming.admin import (
         BrokerUnreachable,
         PartitionsError,
@@ -302,7 +303,10 @@ def worker(
     if partitions != settings.topic_partitions:
         err.print(f"[yellow]note:[/yellow] {found}")
         settings = settings.model_copy(update={"topic_partitions": partitions})
-    faust_app = create_app(settings)
+    try:
+        faust_app = create_app(settings)
+    except StateCeilingError as exc:
+        raise _fail(str(exc)) from None
     worker = VigilWorker(
         faust_app, loglevel=loglevel.upper(), repeat_seconds=settings.log_repeat_seconds
     )

@@ -70,16 +70,18 @@ def alerting_specs(cfg: AlertingSettings) -> dict[str, StateSpec]:
             kind="alerts-window-counts",
             max_entries=16,
             ttl_seconds=cfg.window_seconds + cfg.retention_seconds + 3600.0,
-            max_value_bytes=4 * 1024 * 1024,
+            max_value_bytes=cfg.max_value_bytes,
             description="Per input partition: message counts of the open and recent windows.",
+            setting="VIGIL_ALERTS_MAX_VALUE_BYTES",
         ),
         "alerts-detector": StateSpec(
             kind="alerts-detector",
             max_entries=cfg.max_series + 2,  # the series, "meta" and "reports"
             # A backstop: the core deletes a series' key when the detector forgets it.
             ttl_seconds=cfg.window_seconds * (cfg.series_idle_windows + 2) + cfg.grace_seconds,
-            max_value_bytes=4 * 1024 * 1024,
+            max_value_bytes=cfg.max_value_bytes,
             description="The detector: series baselines, pending window totals, last window.",
+            setting="VIGIL_ALERTS_MAX_VALUE_BYTES",
         ),
     }
 

@@ -74,6 +74,10 @@ class AlertingSettings(BaseSettings):
     watch: Annotated[list[str] | None, NoDecode] = None
     #: Base URL of Alertmanager (``http://alertmanager:9093``); unset: no push.
     alertmanager_url: str | None = None
+    #: The largest value of the alerting state (a partition's window counts, the detector's
+    #: pending totals, one series), one record of the worker's state changelog: counts of every
+    #: series of a window, a series per category × tenant label × direction.
+    max_value_bytes: int = Field(default=512 * 1024, ge=32 * 1024, le=64 * 1024 * 1024)
     alertmanager_severity: str = "warning"
     alertmanager_timeout_seconds: float = Field(default=5.0, gt=0)
     alertmanager_max_retries: int = Field(default=3, ge=0)

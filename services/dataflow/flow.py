@@ -225,6 +225,7 @@ class Dataflow:
             + settings.memory_max_values * _MEMORY_VALUE_BYTES
             + settings.reorder_max_held * _HELD_ENTRY_BYTES,
             description="Keyed hashes of the values users gave in their own turns.",
+            setting="VIGIL_MEMORY_MAX_VALUES",
         )
 
     @staticmethod

@@ -23,18 +23,21 @@ from __future__ import annotations
 import logging
 import math
 from collections import OrderedDict
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Iterable, Iterator, MutableMapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "RECORD_ROOM",
     "KeyedStore",
     "MemoryStore",
     "ObjectCache",
+    "StateCeilingError",
     "StateSpec",
     "StateValueTooLarge",
     "StoreStats",
+    "check_ceilings",
 ]
 
 log = logging.getLogger("vigil.state")
@@ -42,6 +45,14 @@ log = logging.getLogger("vigil.state")
 
 class StateValueTooLarge(ValueError):
     """A stage tried to store a value larger than its kind allows (a bug in the stage)."""
+
+
+class StateCeilingError(ValueError):
+    """A kind of state whose values could not be sent as one changelog record (a setting)."""
+
+
+#: Room in a changelog record besides the value: key, timestamp, headers, batch framing.
+RECORD_ROOM = 4096
 
 
 class StateSpec(BaseModel):
@@ -57,11 +68,29 @@ class StateSpec(BaseModel):
     #: The largest encoded value a stage may store (the stage bounds what it writes).
     max_value_bytes: int = Field(ge=16)
     description: str = ""
+    #: What bounds ``max_value_bytes`` (a setting's name), for the error of :func:`check_ceilings`.
+    setting: str = ""
 
     @property
     def max_bytes(self) -> int:
         """The bound on the values of one partition (or one scan)."""
         return self.max_entries * self.max_value_bytes
+
+
+def check_ceilings(specs: Iterable[StateSpec], max_request_size: int) -> None:
+    """Refuse kinds of state whose values the producer could not send as one changelog record
+    (the worker checks every kind once, at start; the broker's ``max.message.bytes`` is 1 MiB
+    by default, the producer's ``max_request_size`` 1,000,000 bytes)."""
+    over = [s for s in specs if s.max_value_bytes + RECORD_ROOM > max_request_size]
+    if over:
+        raise StateCeilingError(
+            "; ".join(
+                f"{s.kind}: values of up to {s.max_value_bytes} bytes leave no room under the "
+                f"producer's max_request_size ({max_request_size} bytes, {RECORD_ROOM} for key "
+                f"and framing); lower {s.setting or 'its bound'}"
+                for s in over
+            )
+        )
 
 
 class StoreStats(BaseModel):

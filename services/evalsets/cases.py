@@ -35,6 +35,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 from schemas.evalset import CaseContext, EvalCase, EvalLabel, SourceRef
 from schemas.events import ChatEvent
 from schemas.outputs import Finding
+from schemas.review import Gap
 from schemas.verdicts import GroundingReport
 from services.evalsets.config import EvalsetConfig
 from services.evalsets.masking import mask_text, mask_values
@@ -79,6 +80,10 @@ class AnswerSnapshot(BaseModel):
     citations: list[str]
     report: GroundingReport | None = None
     critical: bool = False
+    #: Elision markers in ``answer`` / ``question`` (set when the accumulator was shortened to
+    #: fit its byte ceiling, :mod:`services.evalsets.bounds`).
+    answer_gaps: list[Gap] = Field(default_factory=list)
+    question_gaps: list[Gap] = Field(default_factory=list)
 
     @property
     def rank(self) -> tuple[bool, int, datetime]:
@@ -133,6 +138,11 @@ class CaseAccumulator(BaseModel):
     findings_dropped: int = 0
     sources: list[SourceRef] = Field(default_factory=list)
     critical_dropped: int = 0
+    #: Shortening to the byte ceiling (:mod:`services.evalsets.bounds`): the elision markers of
+    #: ``last_user_text``, the oldest sources left out, whether anything was shortened.
+    last_user_gaps: list[Gap] = Field(default_factory=list)
+    sources_dropped: int = 0
+    trimmed: bool = False
 
     def _mask(self, text: str, findings: Sequence[Finding], config: EvalsetConfig) -> str:
         return mask_text(text, findings, config.mask_categories) if config.mask_pii else text
@@ -182,6 +192,7 @@ class CaseAccumulator(BaseModel):
             if self.last_user_turn is None or event.turn_index >= self.last_user_turn:
                 self.last_user_turn = event.turn_index
                 self.last_user_text = self._mask(event.content, own, config)
+                self.last_user_gaps = []
             return
         critical = any(f.severity == "critical" for f in own)
         if event.role != "assistant" or any(a.event_id == event.event_id for a in self.answers):
@@ -190,11 +201,8 @@ class CaseAccumulator(BaseModel):
             elif critical:
                 self._mark_critical(event.event_id)
             return
-        question = (
-            self.last_user_text
-            if self.last_user_turn is not None and self.last_user_turn < event.turn_index
-            else None
-        )
+        asked = self.last_user_turn is not None and self.last_user_turn < event.turn_index
+        question = self.last_user_text if asked else None
         abstained = (
             event.abstained
             if event.abstained is not None
@@ -220,6 +228,7 @@ class CaseAccumulator(BaseModel):
             citations=list(event.citations or []),
             report=_mask_report(report, event.content, own, config) if report else None,
             critical=critical,
+            question_gaps=list(self.last_user_gaps) if asked else [],
         )
         self.answers.append(snapshot)
         self._bound()
@@ -342,6 +351,7 @@ class CaseAccumulator(BaseModel):
             ),
             critical_answers_unseen=0 if answer is not None else self.critical_dropped,
             masked=config.mask_pii,
+            trimmed=self.trimmed,
             label=label,
         )
 

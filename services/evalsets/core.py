@@ -34,6 +34,7 @@ from schemas.review import ReviewLabel
 from schemas.verdicts import GroundingReport
 from services.dataflow.records import Effects, Emit
 from services.dataflow.state import KeyedStore, ObjectCache, StateSpec
+from services.evalsets.bounds import CaseBound
 from services.evalsets.cases import MAX_ANSWERS, CaseAccumulator, case_id
 from services.evalsets.config import EvalsetConfig
 from services.evalsets.labels import label_from_review
@@ -92,13 +93,15 @@ def evalset_specs(es: EvalsetSettings) -> dict[str, StateSpec]:
             ttl_seconds=ttl,
             max_value_bytes=es.max_case_bytes,
             description="Per conversation and period: accumulators, selections, labels.",
+            setting="VIGIL_EVALSET_MAX_CASE_BYTES",
         ),
         "evalset-sampler": StateSpec(
             kind="evalset-sampler",
             max_entries=es.max_members,
             ttl_seconds=ttl,
-            max_value_bytes=4 * 1024 * 1024,
+            max_value_bytes=es.max_sampler_bytes,
             description="The sampler: strata per period, members, checks in flight.",
+            setting="VIGIL_EVALSET_MAX_SAMPLER_BYTES",
         ),
     }
 
@@ -151,10 +154,10 @@ class EvalsetCore:
         #: language and a tenant were known.
         self._sent: OrderedDict[str, tuple[frozenset[str], bool, bool]] = OrderedDict()
         self._published: _LRU = _LRU(_PUBLISHED)
+        #: Fits an accumulator under the state's byte ceiling as it is written.
+        self.bound = CaseBound(es.max_case_bytes)
         self._accs = ObjectCache(
-            CaseAccumulator.model_validate_json,
-            lambda acc: acc.model_dump_json().encode(),
-            size=_ACCUMULATORS,
+            CaseAccumulator.model_validate_json, self.bound.encode, size=_ACCUMULATORS
         )
         self._metas = ObjectCache(
             ShardMeta.model_validate_json, lambda m: m.model_dump_json().encode(), size=256
@@ -176,6 +179,7 @@ class EvalsetCore:
             idle_seconds=self.es.idle_seconds,
             check_wait_seconds=self.es.check_wait_seconds,
             now=now,
+            journal_bytes=store.spec.max_value_bytes,
         )
 
     def forget_caches(self) -> None:

@@ -52,8 +52,14 @@ class EvalsetSettings(BaseSettings):
     # State bounds (per partition in the worker, per run in vigil scan) and lifetime.
     #: Keys of the case state: accumulators, selections and labels of conversations.
     max_conversations: int = Field(default=200_000, ge=1)
-    #: The largest accumulator of one conversation and period (answers, findings, sources).
-    max_case_bytes: int = Field(default=4 * 1024 * 1024, ge=1024)
+    #: The largest accumulator of one conversation and period (answers, findings, sources),
+    #: one record of the worker's state changelog: a larger one has its texts shortened and
+    #: its oldest sources left out (:mod:`services.evalsets.bounds`).
+    max_case_bytes: int = Field(default=256 * 1024, ge=32 * 1024, le=64 * 1024 * 1024)
+    #: The largest value of the sampler's state: a stratum's candidates (``capacity +
+    #: reserve`` of them), a member record, the journal of one commit (a larger commit is
+    #: written without one).
+    max_sampler_bytes: int = Field(default=512 * 1024, ge=32 * 1024, le=64 * 1024 * 1024)
     #: Keys of the sampler's state: one member record per conversation and period, strata.
     max_members: int = Field(default=2_000_000, ge=1)
     #: Seconds after its last write a key of either is deleted; default the active periods

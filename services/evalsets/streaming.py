@@ -222,8 +222,11 @@ class SamplerCore:
         idle_seconds: float,
         check_wait_seconds: float,
         now: float,
+        journal_bytes: int | None = None,
     ) -> None:
         self.config = config
+        #: The largest journal record (the store's value bound); a larger commit goes without.
+        self.journal_bytes = journal_bytes
         self._secret = secret
         self._raw = raw
         self._staged: StagedMapping[bytes | str] = StagedMapping(raw)
@@ -306,8 +309,9 @@ class SamplerCore:
         reverse) would make the replayed message count the conversation never (or twice). The
         changelog keeps the order of one partition, so a small commit first writes all its
         changes as one journal record (``J``), which a reload finishes; a large one (a
-        retirement) drops the journal, then writes the retirement mark and the period's state
-        before its members, whose leftovers a reload deletes.
+        retirement, or a journal over ``journal_bytes``, the largest changelog record) drops the
+        journal, then writes the retirement mark and the period's state before its members,
+        whose leftovers a reload deletes.
         """
         self._ensure()
         states = self.sampler.states
@@ -333,9 +337,17 @@ class SamplerCore:
         self._staged.discard()
         if not changes:
             return 0
-        if len(changes) <= JOURNAL_MAX:
-            journal = {k: _text(v) for k, v in changes.items()}
-            self._raw[JOURNAL] = json.dumps(journal, separators=(",", ":")).encode("utf-8")
+        journal = (
+            json.dumps({k: _text(v) for k, v in changes.items()}, separators=(",", ":")).encode(
+                "utf-8"
+            )
+            if len(changes) <= JOURNAL_MAX
+            else None
+        )
+        if journal is not None and (
+            self.journal_bytes is None or len(journal) <= self.journal_bytes
+        ):
+            self._raw[JOURNAL] = journal
         else:
             self._raw.pop(JOURNAL, None)
         for key, value in sorted(changes.items(), key=lambda kv: _WRITE_ORDER.get(kv[0][:2], 9)):

@@ -60,6 +60,7 @@ def review_specs(rs: ReviewSettings, policy: TriagePolicy) -> dict[str, StateSpe
             ttl_seconds=rs.context_ttl_seconds,
             max_value_bytes=rs.max_value_bytes,
             description="The last masked turns of each conversation (context of new items).",
+            setting="VIGIL_REVIEW_MAX_VALUE_BYTES",
         ),
         "review-items": StateSpec(
             kind="review-items",
@@ -68,6 +69,7 @@ def review_specs(rs: ReviewSettings, policy: TriagePolicy) -> dict[str, StateSpe
             ttl_seconds=(q.open_ttl_hours + q.retention_hours) * 3600 + DAY,
             max_value_bytes=rs.max_value_bytes,
             description="The review item of each flagged conversation.",
+            setting="VIGIL_REVIEW_MAX_VALUE_BYTES",
         ),
         "review-caps": StateSpec(
             kind="review-caps",
@@ -75,6 +77,7 @@ def review_specs(rs: ReviewSettings, policy: TriagePolicy) -> dict[str, StateSpe
             ttl_seconds=2 * DAY,
             max_value_bytes=64 * 1024 + policy.caps.max_tracked_overflow * 24,
             description="New review items per tenant and hour (the tenant cap).",
+            setting="the review policy's caps.max_tracked_overflow",
         ),
     }
 

@@ -39,6 +39,7 @@ from prometheus_client.registry import Collector
 from services.checking import judge_config
 from services.dataflow.flow import CHECKS, DLQ, FINDINGS, VERDICTS, Dataflow
 from services.dataflow.records import Emit, encode
+from services.dataflow.state import check_ceilings
 from services.judge import Judge
 from services.settings import Settings
 from services.streaming.features import feature_modules
@@ -319,6 +320,8 @@ def create_app(settings: Settings, registry: CollectorRegistry | None = None) ->
         options=_table_options(settings),
         help="Every stage's keyed state, under <partition>|<kind>|<key>.",
     )
+    # Every kind of state once: each value must fit in one record of the state's changelog.
+    check_ceilings(flow.specs.values(), app.conf.producer_max_request_size)
     backend = TableBackend(state_table)
     if settings.processing_guarantee == "exactly_once":
         app.vigil_transactions = Transactions(app, backend)  # type: ignore[attr-defined]

@@ -9,10 +9,11 @@ lifted measures it here), above the producer's ``max_request_size`` (1,000,000):
 record would fail with ``MessageSizeTooLargeError`` and the state would not survive a restart.
 The worker's log must name no changelog record that was not delivered.
 
-Eval sets are off here: their case accumulator (``evalset-cases``, up to
-``VIGIL_EVALSET_MAX_CASE_BYTES``, 4 MiB by default) holds this conversation's answers whole and
-its record fails with ``MessageSizeTooLargeError`` on the same input; that bound is the eval-set
-feature's, not the review queue's.
+Eval sets are on: the conversation's case accumulator (``evalset-cases``) would hold its sixteen
+latest answers whole, several megabytes; it is shortened under ``VIGIL_EVALSET_MAX_CASE_BYTES``
+(256 KiB) and the conversation's case, marked ``trimmed``, reaches ``vigil.evalset`` with the
+masked e-mail address of its answer in view. Every record of the state's changelog is under its
+kind's ceiling, and none fails.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 import json
 import re
 import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -28,6 +30,7 @@ import httpx
 import pytest
 import yaml
 
+from services.evalsets.settings import EvalsetSettings
 from services.review.policy import DEFAULT_POLICY_PATH
 from services.review.settings import DEFAULT_MAX_VALUE_BYTES
 from services.scan import run_scan
@@ -92,11 +95,12 @@ def test_an_item_of_55_kb_answers_is_queued_under_the_ceiling(
     assert _unbounded_size(source, policy, tmp_path / "scan", monkeypatch) > 1_000_000
 
     monkeypatch.delenv("VIGIL_REVIEW_MAX_VALUE_BYTES")
+    cases_topic = f"it-bounds-evalset-{uuid.uuid4().hex[:8]}"
     stack = vigil_stack(
         "bounds",
         VIGIL_REVIEW_TOKENS=json.dumps(TOKENS),
         VIGIL_REVIEW_POLICY_FILE=str(policy),
-        VIGIL_EVALSET_ENABLED="false",  # see the module docstring
+        VIGIL_EVALSET_TOPIC=cases_topic,
     )
     worker = stack.start_worker()
     stack.replay(source)
@@ -123,5 +127,27 @@ def test_an_item_of_55_kb_answers_is_queued_under_the_ceiling(
     )
     review = [r for r in records if b"|review-" in r.key and r.value is not None]
     assert review and max(len(r.value) for r in review) <= DEFAULT_MAX_VALUE_BYTES + STAMP
+
+    # The eval set's case of the conversation, from an accumulator under its own ceiling.
+    case_key = f"2026-W45:{CID}".encode()
+    cases = TopicReader(stack.bootstrap, cases_topic).read_until(
+        lambda recs: any(r.key == case_key and r.value for r in recs),
+        TIMEOUT_S,
+        "the conversation's eval case",
+        stack.diagnostics,
+    )
+    case = json.loads([r.value for r in cases if r.key == case_key and r.value][-1])
+    assert case["trimmed"] and "characters …" in case["answer"]
+    assert "n***@" in case["answer"] and not any(email_of(n) in case["answer"] for n in range(20))
+    acc_key = f"|A|2026-W45|{CID}".encode()
+    changelog.read_until(
+        lambda recs: any(b"|evalset-cases|" in r.key and r.key.endswith(acc_key) for r in recs),
+        60,
+        "the accumulator's changelog record",
+        stack.diagnostics,
+    )
+    accs = [r for r in changelog.drain() if b"|evalset-" in r.key and r.value is not None]
+    ceiling = max(EvalsetSettings().max_case_bytes, EvalsetSettings().max_sampler_bytes)
+    assert max(len(r.value) for r in accs) <= ceiling + STAMP
     assert FAILED.findall(worker.log_text()) == [], worker.diagnostics()
     assert worker.alive, worker.diagnostics()

@@ -12,13 +12,18 @@ import pytest
 from schemas.events import ChatEvent
 from schemas.outputs import Finding
 from schemas.review import LabelRecord, ReviewItem, Turn
-from services.dataflow.state import MemoryStore, ObjectCache
+from services.dataflow.state import (
+    RECORD_ROOM,
+    MemoryStore,
+    ObjectCache,
+    StateCeilingError,
+    check_ceilings,
+)
 from services.review.bounds import ValueBound, encode_ring
 from services.review.core import ReviewCore, ReviewState, review_specs
 from services.review.evidence import mask_turn, shrink_turn
-from services.review.settings import DEFAULT_MAX_VALUE_BYTES, ReviewConfigError, ReviewSettings
+from services.review.settings import DEFAULT_MAX_VALUE_BYTES, ReviewSettings
 from services.review.store import TableStore
-from services.streaming.features.review import RECORD_ROOM, check_ceiling
 from tests.support.long_conversation import email_of, long_conversation
 from tests.unit.test_review_support import POLICY, event, finding
 
@@ -182,11 +187,12 @@ def test_the_ceiling_is_checked_against_the_producer_and_bounded_below() -> None
     specs = review_specs(ReviewSettings(max_value_bytes=LIMIT), POLICY)
     assert specs["review-items"].max_value_bytes == LIMIT
     assert specs["review-context"].max_value_bytes == LIMIT
-    for spec in specs.values():  # the defaults fit the producer's default max_request_size
-        check_ceiling(spec, 1_000_000)
+    check_ceilings(specs.values(), 1_000_000)  # the defaults fit the producer's default
     big = review_specs(ReviewSettings(max_value_bytes=1_000_000 - RECORD_ROOM + 1), POLICY)
-    with pytest.raises(ReviewConfigError, match=r"review-items.*max_request_size"):
-        check_ceiling(big["review-items"], 1_000_000)
+    with pytest.raises(
+        StateCeilingError, match=r"review-items.*max_request_size.*VIGIL_REVIEW_MAX_VALUE_BYTES"
+    ):
+        check_ceilings(big.values(), 1_000_000)
     with pytest.raises(ValueError):
         ReviewSettings(max_value_bytes=1024)
 

@@ -15,6 +15,7 @@ import pytest
 from services.scan import run_scan
 from services.settings import Settings
 from tests.support.json_schemas import schema_errors
+from tests.support.long_conversation import long_conversation
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = [
@@ -79,3 +80,16 @@ def test_the_long_answer_is_reviewable_with_both_findings_in_view(out: Path) -> 
     assert answer["text"][email["start"] : email["end"]] == "m***@***.nl"
     assert "apotheek-noord" not in json.dumps(item)
     assert answer["passages"][0]["doc_id"] == "pil-paracetamol-en-02"
+
+
+def test_a_case_shortened_to_its_ceiling_validates_and_says_so(tmp_path: Path) -> None:
+    """Twenty 55 KB answers: the conversation's accumulator is shortened under
+    ``VIGIL_EVALSET_MAX_CASE_BYTES`` and its cases, ``trimmed``, still match the schema."""
+    source = tmp_path / "huge.jsonl"
+    events = long_conversation("conv-vi-huge-scan-01", answers=20)
+    source.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in events), "utf-8")
+    run_scan(str(source), tmp_path / "out", Settings())
+    path = tmp_path / "out" / "evalset.jsonl"
+    assert schema_errors("EvalCase", path) == []
+    cases = _jsonl(path)
+    assert cases and all(c["trimmed"] for c in cases)

@@ -28,7 +28,6 @@ from aiohttp import web
 
 from services.checking import GROUNDING_RULES
 from services.dataflow.partitioning import partition_of
-from services.dataflow.state import StateSpec
 from services.review.api import ReviewAPI
 from services.review.auth import TokenAuth
 from services.review.metrics import FACT_CHECK_RULE, ReviewMetrics
@@ -52,10 +51,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ITEMS",
-    "RECORD_ROOM",
     "OwnedItems",
     "ReviewConfigError",
-    "check_ceiling",
     "register",
     "topics",
 ]
@@ -143,22 +140,6 @@ class _AckedStore(TableStore):
         await super().publish(records)
 
 
-#: Room in a changelog record besides the value: key, timestamp, headers, batch framing.
-RECORD_ROOM = 4096
-
-
-def check_ceiling(spec: StateSpec, max_request_size: int) -> None:
-    """Refuse a review state kind whose values the producer could not send as one changelog
-    record."""
-    if spec.max_value_bytes + RECORD_ROOM > max_request_size:
-        raise ReviewConfigError(
-            f"{spec.kind}: values of up to {spec.max_value_bytes} bytes leave no room under the "
-            f"producer's max_request_size ({max_request_size} bytes, {RECORD_ROOM} for key and "
-            "framing); lower VIGIL_REVIEW_MAX_VALUE_BYTES (items, context) or the policy's "
-            "caps.max_tracked_overflow (the broker's max.message.bytes is 1 MiB by default)"
-        )
-
-
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
@@ -196,9 +177,6 @@ def register(ctx: WorkerContext) -> None:
         return owned_partitions(app, state_topic)
 
     view = OwnedItems(runner.states, owned, parts)
-    for spec in flow.specs.values():
-        if spec.kind.startswith("review-"):
-            check_ceiling(spec, app.conf.producer_max_request_size)
     store = _AckedStore(
         view,
         ctx.backend,
