@@ -236,6 +236,7 @@ class Dataflow:
             ttl_seconds=settings.duplicate_window_seconds,
             max_value_bytes=_EVENT_MARK_BYTES,
             description="Event ids seen, each with the position of the record that brought it.",
+            setting="a fixed size (an event id of at most 256 characters and a position)",
         )
 
     # ------------------------------------------------------------------ helpers

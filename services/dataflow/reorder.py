@@ -63,6 +63,7 @@ def held_spec(settings: Settings) -> StateSpec:
         ttl_seconds=None,
         max_value_bytes=settings.max_content_bytes + JSON_OVERHEAD_BYTES + 4096,
         description="Answers with a leak held for the reorder window, until they are due.",
+        setting="VIGIL_MAX_CONTENT_BYTES",
     )
 
 

@@ -59,9 +59,7 @@ def test_cpu_and_rss_of_a_real_process_tree() -> None:
             time.sleep(0.05)
         assert cpu >= 0.4, cpu
         rss = P.tree_rss_kib(proc.pid)
-        assert (
-            rss is not None and rss > P.parse_status_kib(Path("/proc/self/status").read_text()) / 4
-        )
+        assert rss is not None and rss > 8 * 1024, rss  # two Python interpreters, in KiB
     finally:
         proc.kill()
         proc.wait()

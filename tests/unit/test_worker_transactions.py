@@ -221,7 +221,9 @@ async def test_state_writes_go_out_in_the_transaction_that_wrote_them() -> None:
         backend.put(1, b"1|memory|a", None)
     finally:
         CURRENT.reset(token)
-    assert table.data.data == {b"1|memory|b": b"y"}  # the local store is written at once
+    # Read back at once; the local store gets a write only once its record is acknowledged.
+    assert backend.get(1, b"1|memory|b") == b"y" and backend.get(1, b"1|memory|a") is None
+    assert table.data.data == {b"1|memory|a": b"x"}
     backend.put(2, b"2|memory|c", b"z")  # a timer while the batch is in progress
     await settle()
     assert [(k, tid) for _, k, _, _, tid in producer.sent[1:]] == [(b"2|memory|c", None)]
@@ -237,6 +239,7 @@ async def test_state_writes_go_out_in_the_transaction_that_wrote_them() -> None:
     ]
     await settle()
     assert backend.pending(1, "memory", "b") is None
+    assert table.data.data == {b"1|memory|b": b"y", b"2|memory|c": b"z"}
     assert table.data.persisted == {
         ("vigil-state-changelog", 1): 4,
         ("vigil-state-changelog", 2): 2,
