@@ -35,6 +35,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from services.evalsets.settings import EvalsetSettings
 from tests.support.chat_events import generate_events, memory_probes, write_jsonl
 from tests.support.evalset_expect import (
@@ -71,8 +73,11 @@ def _stream() -> tuple[list[dict[str, Any]], int, int, set[str]]:
 
 
 def test_three_workers_share_the_stream_and_a_killed_one_loses_nothing(
-    vigil_stack: Callable[..., VigilStack], tmp_path: Path
+    vigil_stack: Callable[..., VigilStack], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # Answers decided at arrival on both sides (scan reads VIGIL_* too): with a reorder window
+    # the worker releases held answers on its own clock (tests/unit/test_reorder.py).
+    monkeypatch.setenv("VIGIL_REORDER_WINDOW_SECONDS", "0")
     events, a, b, answer_ids = _stream()
     whole = write_jsonl(tmp_path / "whole.jsonl", events)
     parts = {
@@ -105,6 +110,7 @@ def test_three_workers_share_the_stream_and_a_killed_one_loses_nothing(
     env.update(
         VIGIL_REVIEW_TOKENS=json.dumps({TOKEN: {"name": "ann", "roles": ["reviewer"]}}),
         VIGIL_REVIEW_POLICY_FILE=str(tmp_path / "triage.yaml"),
+        VIGIL_REORDER_WINDOW_SECONDS="0",
     )
     stack = vigil_stack("scaleout", partitions=PARTITIONS, **env)
     findings = TopicReader(stack.bootstrap, stack.findings_topic)

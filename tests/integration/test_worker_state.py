@@ -113,7 +113,14 @@ def test_expired_state_is_deleted_and_tombstoned(
     vigil_stack: Callable[..., VigilStack], tmp_path: Path
 ) -> None:
     asks, answers = memory_probes(N_PROBES, "exp")
-    stack = vigil_stack("expiry", VIGIL_MEMORY_MAX_AGE_SECONDS="3", VIGIL_STATE_SWEEP_SECONDS="1")
+    # Answers decided at arrival: a reorder window (10 s by default) longer than the memory's
+    # 3 s lifetime would hold the probes' answers until their memories had expired.
+    stack = vigil_stack(
+        "expiry",
+        VIGIL_MEMORY_MAX_AGE_SECONDS="3",
+        VIGIL_STATE_SWEEP_SECONDS="1",
+        VIGIL_REORDER_WINDOW_SECONDS="0",
+    )
     worker = stack.start_worker()
     changelog = TopicReader(stack.bootstrap, stack.changelog_topic)
     findings = TopicReader(stack.bootstrap, stack.findings_topic)
