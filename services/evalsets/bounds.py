@@ -20,14 +20,13 @@ markers whole (their ``Gap``\\ s travel with the texts).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from schemas.outputs import Finding
 from schemas.review import Gap, Mark
 from services.evalsets.cases import AnswerSnapshot, CaseAccumulator
-from services.review.evidence import window
+from services.review.evidence import ShrinkRounds, window
 from services.screening import VALUE_CATEGORIES
 
 __all__ = ["CaseBound"]
@@ -37,8 +36,6 @@ __all__ = ["CaseBound"]
 TEXT_CHARS = 16_000
 PASSAGE_CHARS = 4_000
 CONTEXT_CHARS = 400
-#: Each round keeps this share of the previous round's budgets.
-_STEP = 0.75
 #: How far before a finding's offset in the unmasked message its evidence is looked for
 #: (masking moves text by the difference between values and their masks).
 _SLACK = 4096
@@ -82,13 +79,11 @@ class CaseBound:
 
     limit: int
 
-    @property
-    def rounds(self) -> int:
-        """Rounds until every budget is zero (the last round sets them to zero)."""
-        return math.ceil(math.log(TEXT_CHARS) / -math.log(_STEP)) + 1
+    #: The largest budget is the text's.
+    rounds = ShrinkRounds(TEXT_CHARS)
 
     def _scaled(self, value: int, level: int) -> int:
-        return 0 if level >= self.rounds else int(value * _STEP**level)
+        return self.rounds.scaled(value, level)
 
     def encode(self, acc: CaseAccumulator) -> bytes:
         """The accumulator's encoding, shortened when it is over the ceiling."""
@@ -102,12 +97,10 @@ class CaseBound:
         raw = _encode(acc)
         if len(raw) <= self.limit:
             return acc, raw
-        fitted = acc
-        level = 1
-        while len(raw) > self.limit and level <= self.rounds:
-            fitted = self._shrink(acc, level)
-            raw = _encode(fitted)
-            level += 1
+        # Each round shortens the original texts (the budgets are absolute, not cumulative).
+        fitted, raw = self.rounds.fit(
+            acc, raw, self.limit, lambda _, level: self._shrink(acc, level), _encode
+        )
         while len(raw) > self.limit and fitted.sources:
             gone = max(1, len(fitted.sources) // 2)  # oldest first
             fitted = fitted.model_copy(

@@ -33,11 +33,10 @@ Every step depends only on the value and the settings, so a replay gives the sam
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass
 
 from schemas.review import ReviewItem, Turn
-from services.review.evidence import bounded_verdict, shrink_turn
+from services.review.evidence import ShrinkRounds, bounded_verdict, shrink_turn
 from services.review.policy import QueueSettings
 
 __all__ = ["ValueBound", "decode_ring", "encode_ring", "ring_bytes_at_most"]
@@ -49,8 +48,6 @@ _TURN_ROOM = 1024
 _MARK_ROOM = 200
 _GAP_ROOM = 64
 _PASSAGE_ROOM = 256
-#: Each shortening round keeps this share of the previous round's budgets.
-_STEP = 0.75
 
 
 def decode_ring(raw: bytes) -> list[Turn]:
@@ -90,14 +87,12 @@ class ValueBound:
     queue: QueueSettings
 
     @property
-    def rounds(self) -> int:
-        """Rounds until every budget is zero (the last round sets them to zero)."""
+    def rounds(self) -> ShrinkRounds:
         q = self.queue
-        largest = max(q.max_turn_chars, q.max_passage_chars, q.context_chars, 1)
-        return math.ceil(math.log(largest) / -math.log(_STEP)) + 1
+        return ShrinkRounds(max(q.max_turn_chars, q.max_passage_chars, q.context_chars))
 
     def _scaled(self, value: int, level: int) -> int:
-        return 0 if level >= self.rounds else int(value * _STEP**level)
+        return self.rounds.scaled(value, level)
 
     # ------------------------------------------------------------------ items
 
@@ -107,11 +102,7 @@ class ValueBound:
         if len(raw) <= self.limit:
             return item, raw
         item, raw = self._drop_context(item, len(raw))
-        level = 1
-        while len(raw) > self.limit and level <= self.rounds:
-            item = self._shrink(item, level)
-            raw = _encode_item(item)
-            level += 1
+        item, raw = self.rounds.fit(item, raw, self.limit, self._shrink, _encode_item)
         while len(raw) > self.limit and (smaller := self._drop_seen(item)) is not None:
             item = smaller
             raw = _encode_item(item)
@@ -193,10 +184,7 @@ class ValueBound:
         while size > self.limit and len(ring) > 1:
             size -= len(ring[0].model_dump_json().encode()) + 1
             ring = ring[1:]
-        size = len(encode_ring(ring))
-        level = 1
-        while size > self.limit and level <= self.rounds:
-            ring = self._shrink_turns(ring, level)
-            size = len(encode_ring(ring))
-            level += 1
+        ring, _ = self.rounds.fit(
+            ring, encode_ring(ring), self.limit, self._shrink_turns, encode_ring
+        )
         return ring

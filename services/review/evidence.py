@@ -13,8 +13,11 @@ categories the policy retains, and only :func:`reveal_turn` puts them back.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
+from typing import TypeVar
 
 from schemas.events import ChatEvent
 from schemas.outputs import Finding
@@ -26,6 +29,7 @@ from services.rules.masking import EVIDENCE_MAX_CHARS
 from services.screening import VALUE_CATEGORIES
 
 __all__ = [
+    "ShrinkRounds",
     "bounded_verdict",
     "elision",
     "make_flag",
@@ -164,6 +168,48 @@ def window(
             out_gaps.append(Gap(start=span[0], end=span[1], omitted=n))
     out_gaps.sort(key=lambda g: g.start)
     return "".join(pieces), out, out_gaps, True
+
+
+_T = TypeVar("_T")
+
+
+@dataclass(frozen=True, slots=True)
+class ShrinkRounds:
+    """The schedule of the byte ceilings (review items and context in
+    :mod:`services.review.bounds`, eval-set cases in :mod:`services.evalsets.bounds`): round
+    ``level`` keeps ``STEP ** level`` of every text budget, and the last round, once the
+    ``largest`` budget would be under one character, sets them all to zero."""
+
+    largest: int
+    #: Each round keeps this share of the previous round's budgets.
+    STEP = 0.75
+
+    @property
+    def count(self) -> int:
+        """Rounds until every budget is zero."""
+        return math.ceil(math.log(max(self.largest, 1)) / -math.log(self.STEP)) + 1
+
+    def scaled(self, budget: int, level: int) -> int:
+        """``budget`` in round ``level``."""
+        return 0 if level >= self.count else int(budget * self.STEP**level)
+
+    def fit(
+        self,
+        value: _T,
+        raw: bytes,
+        limit: int,
+        shrink: Callable[[_T, int], _T],
+        encode: Callable[[_T], bytes],
+    ) -> tuple[_T, bytes]:
+        """``shrink(value, level)`` round after round while the encoding ``raw`` is over
+        ``limit``; the last value and its encoding (over ``limit`` only when the rounds ran
+        out)."""
+        level = 1
+        while len(raw) > limit and level <= self.count:
+            value = shrink(value, level)
+            raw = encode(value)
+            level += 1
+        return value, raw
 
 
 def shrink_turn(turn: Turn, *, budget: int, context: int, passage_chars: int) -> Turn:
