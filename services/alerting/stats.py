@@ -31,7 +31,6 @@ _TINY = 1e-300
 #: Gauss–Hermite nodes for the expectation over the window's rate (probabilists' weights).
 _NODES, _WEIGHTS = np.polynomial.hermite_e.hermegauss(48)
 _WEIGHTS = _WEIGHTS / math.sqrt(2.0 * math.pi)
-_LOG_WEIGHTS = np.log(_WEIGHTS)
 
 
 def upper_tail(
@@ -93,26 +92,138 @@ def log_likelihood_ratio(
 
     With ``spread = 0``: binomial ``k·ln(q₁/q) + (e − k)·ln((1 − q₁)/(1 − q))`` with
     ``q₁ = min(R·q, (1 + q)/2)`` (a share cannot triple past 1); Poisson ``k·ln R − e·q·(R − 1)``.
-    With a spread, the two likelihoods are expectations over the factor (the same quadrature), so a
-    window that is high because the rate varies a lot weighs accordingly less.
+    With a spread, the two likelihoods are integrals over the log of the window's rate factor, so
+    a window that is high because the rate varies a lot weighs accordingly less. Both integrals
+    are sums over one common grid of log-factors that spans the two posterior modes, spaced at
+    most half the narrower posterior's width. On a common grid the ratio is a posterior mean of
+    a function increasing in the rate, so it can only grow with the count; two separate fixed
+    quadratures, coarser than the likelihood at high counts, once let a higher count score lower.
     """
-    k = np.asarray(counts, dtype=np.float64)[:, None]
-    e = np.asarray(exposure, dtype=np.float64)[:, None]
-    q = np.asarray(rate, dtype=np.float64)[:, None]
-    is_binomial = np.asarray(binomial, dtype=bool)[:, None]
-    sigma = np.sqrt(np.log1p(np.maximum(np.asarray(spread, dtype=np.float64), 0.0)))[:, None]
-    factor = np.exp(sigma * _NODES[None, :] - 0.5 * sigma * sigma)
+    k, e, q, sigma, is_binomial = np.broadcast_arrays(
+        np.atleast_1d(np.asarray(counts, dtype=np.float64)),
+        np.asarray(exposure, dtype=np.float64),
+        np.asarray(rate, dtype=np.float64),
+        np.sqrt(np.log1p(np.maximum(np.asarray(spread, dtype=np.float64), 0.0))),
+        np.asarray(binomial, dtype=bool),
+    )
     q1 = np.where(is_binomial, np.minimum(ratio * q, 0.5 * (1.0 + q)), ratio * q)
     with np.errstate(all="ignore"):
-        terms = []
-        for base in (q1, q):
-            r = base * factor
-            cap = np.minimum(r, 1.0 - 1e-12)
-            binom = k * np.log(cap) + (e - k) * np.log1p(-cap)
-            pois = k * np.log(e * r) - e * r
-            terms.append(np.where(is_binomial, binom, pois) + _LOG_WEIGHTS[None, :])
-        out = _logsumexp(terms[0]) - _logsumexp(terms[1])
-    return np.asarray(np.nan_to_num(out, nan=0.0), dtype=np.float64)
+        shift = np.log(q1 / q)
+        out = np.where(
+            is_binomial,
+            k * shift + (e - k) * (np.log1p(-q1) - np.log1p(-q)),
+            k * shift - e * (q1 - q),
+        )
+    mixed = np.flatnonzero((sigma >= _MIN_SIGMA) & (q > 0) & (e > 0))
+    if mixed.size:
+        out[mixed] = _mixed_log_ratio(
+            k[mixed], e[mixed], q[mixed], shift[mixed], sigma[mixed], is_binomial[mixed]
+        )
+    return np.asarray(np.nan_to_num(out, nan=0.0, posinf=0.0, neginf=0.0), dtype=np.float64)
+
+
+#: Below this log-scale spread the rate factor is 1 to within 1e-4 and the exact formula holds.
+_MIN_SIGMA = 1e-4
+#: Largest grid (points per row) for the mixed likelihoods; enough for spreads down to _MIN_SIGMA.
+_MAX_GRID = 2**14 + 1
+#: A share is at most this (the binomial likelihood of a factor past 1/q).
+_TOP_SHARE = 1.0 - 1e-12
+#: Grid reach each side of a posterior mode, in its widths.
+_REACH = 20.0
+
+
+def _log_likelihood(u: F64, k: F64, e: F64, q: F64, binomial: NDArray[np.bool_]) -> F64:
+    """Log-likelihood of ``k`` of ``e`` at rate ``q·exp(u)`` (without terms free of ``u``)."""
+    with np.errstate(all="ignore"):
+        p = np.minimum(q * np.exp(u), _TOP_SHARE)
+        binom = k * np.log(p) + np.where(k < e, (e - k) * np.log1p(-p), 0.0)
+        pois = k * u - e * q * np.exp(u)
+    return np.asarray(np.where(binomial, binom, pois), dtype=np.float64)
+
+
+def _posterior_mode(
+    k: F64, e: F64, q: F64, mean: F64, sigma: F64, top: F64, binomial: NDArray[np.bool_]
+) -> tuple[F64, F64]:
+    """Mode and width of ``log-likelihood(u) + log N(u; mean, sigma²)`` for ``u ≤ top``.
+
+    The log-likelihood is concave in ``u``, so its slope falls and the mode lies between ``mean``
+    and ``mean + sigma²·slope(mean)``: bisection there (no starting guess to go wrong). The width
+    is ``1 / √curvature`` at an inner mode; at ``top`` (every message flagged: the likelihood
+    still rises there, up to a kink) it is the shorter of that and ``1 / slope``.
+    """
+    var = sigma * sigma
+
+    def slope_and_curvature(u: F64) -> tuple[F64, F64]:
+        with np.errstate(all="ignore"):
+            r = q * np.exp(u)
+            odds = r / (1.0 - r)
+            b1 = k - (e - k) * odds
+            b2 = -(e - k) * odds / (1.0 - r)
+            return (
+                np.where(binomial, b1, k - e * r) - (u - mean) / var,
+                np.where(binomial, b2, -e * r) - 1.0 / var,
+            )
+
+    start, _ = slope_and_curvature(np.minimum(mean, top))
+    lo = np.minimum(mean + var * np.minimum(start, 0.0), top)
+    hi = np.minimum(mean + var * np.maximum(start, 0.0), top)
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        up = slope_and_curvature(mid)[0] > 0
+        lo, hi = np.where(up, mid, lo), np.where(up, hi, mid)
+    mode = 0.5 * (lo + hi)
+    slope, curve = slope_and_curvature(mode)
+    width = 1.0 / np.sqrt(-np.minimum(curve, -1.0 / var))
+    at_top = np.isfinite(top) & (slope > 0)  # bisection ends at ``top`` only while rising
+    return mode, np.where(at_top, np.minimum(width, 1.0 / np.maximum(slope, _TINY)), width)
+
+
+def _mixed_log_ratio(
+    k: F64, e: F64, q: F64, shift: F64, sigma: F64, binomial: NDArray[np.bool_]
+) -> F64:
+    """The log-likelihood ratio with the log-normal factor, per row, on a common grid.
+
+    Past ``top`` (a binomial share capped at :data:`_TOP_SHARE`) the likelihood is constant, so
+    that part of each integral is exact: the likelihood there times the prior's upper tail.
+    """
+    from scipy.special import log_ndtr  # here: not on vigil scan's import path
+
+    m0 = -0.5 * sigma * sigma
+    m1 = m0 + shift
+    top = np.where(binomial, np.log(_TOP_SHARE) - np.log(q), np.inf)
+    c0, s0 = _posterior_mode(k, e, q, m0, sigma, top, binomial)
+    c1, s1 = _posterior_mode(k, e, q, m1, sigma, top, binomial)
+    lo = np.minimum(c0 - _REACH * s0, c1 - _REACH * s1)
+    hi = np.minimum(np.maximum(c0 + _REACH * s0, c1 + _REACH * s1), top)
+    # half a width between points; an eighth where a mode sits on the kink at ``top``
+    kink = np.isfinite(top) & ((c0 >= top - s0) | (c1 >= top - s1))
+    need = np.ceil((hi - lo) / (np.where(kink, 0.125, 0.5) * np.minimum(s0, s1))) + 1.0
+    # rows are grouped by grid size (powers of two) so one fine row does not widen every row
+    size = np.minimum(2.0 ** np.ceil(np.log2(np.maximum(need, 33.0) - 1.0)) + 1.0, _MAX_GRID)
+    log_tail_width = np.log(sigma) + 0.5 * np.log(2.0 * np.pi)
+    out = np.empty_like(k)
+    for n in np.unique(size):
+        rows = np.flatnonzero(size == n)
+        t = np.linspace(0.0, 1.0, int(n))
+        u = lo[rows, None] + (hi[rows, None] - lo[rows, None]) * t[None, :]
+        # trapezoid weights: the grid's end at ``top`` is a kink, not a negligible tail
+        log_w = np.log((hi[rows] - lo[rows]) / (n - 1.0))[:, None] + np.where(
+            (t == 0.0) | (t == 1.0), np.log(0.5), 0.0
+        )
+        kr, er, qr = k[rows, None], e[rows, None], q[rows, None]
+        ll = _log_likelihood(u, kr, er, qr, binomial[rows, None]) + log_w
+        capped = binomial[rows]
+        ll_top = _log_likelihood(top[rows, None], kr, er, qr, binomial[rows, None])[:, 0]
+        two_var = 2.0 * sigma[rows, None] ** 2
+        sums = []
+        for m in (m1[rows], m0[rows]):
+            grid = ll - (u - m[:, None]) ** 2 / two_var
+            with np.errstate(all="ignore"):
+                beyond = ll_top + log_tail_width[rows] + log_ndtr((m - top[rows]) / sigma[rows])
+            beyond = np.where(capped, beyond, -np.inf)
+            sums.append(_logsumexp(np.concatenate([grid, beyond[:, None]], axis=1)))
+        out[rows] = sums[0] - sums[1]
+    return out
 
 
 def _logsumexp(x: F64) -> F64:

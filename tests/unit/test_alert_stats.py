@@ -84,6 +84,63 @@ def test_with_spread_a_high_window_weighs_less() -> None:
     assert 0 < spread < plain / 3
 
 
+def _direct_log_ratio(k: int, e: float, q: float, spread: float, binomial: bool) -> float:
+    """The two likelihood integrals on a very wide, very fine grid of the standard normal z."""
+    sigma = np.sqrt(np.log1p(spread))
+    z = np.linspace(-80, 80, 400_001)
+    logs = []
+    for base in (min(3 * q, (1 + q) / 2) if binomial else 3 * q, q):
+        rates = base * np.exp(sigma * z - sigma * sigma / 2)
+        if binomial:
+            ll = stats.binom.logpmf(k, e, np.minimum(rates, 1 - 1e-12))
+        else:
+            ll = stats.poisson.logpmf(k, e * rates)
+        v = ll + stats.norm.logpdf(z)
+        top = v.max()
+        logs.append(top + np.log(np.trapezoid(np.exp(v - top), z)))
+    return float(logs[0] - logs[1])
+
+
+@pytest.mark.parametrize(
+    ("k", "e", "q", "spread", "binomial"),
+    [
+        (0, 1000, 0.01, 0.2, True),
+        (15, 200, 1e-4, 5.0, True),  # far above the forecast, a wide factor: the old failure
+        (30, 1000, 0.01, 0.05, True),
+        (164, 200, 0.07, 0.0035, True),  # nearly every message, tiny spread
+        (200, 200, 0.01, 1.0, True),  # all of them: the share reaches its cap
+        (150, 10_000, 8.6e-4, 0.04, False),
+        (3, 50, 0.002, 0.5, False),
+    ],
+)
+def test_with_spread_the_likelihood_ratio_is_the_integral_over_the_factor(
+    k: int, e: float, q: float, spread: float, binomial: bool
+) -> None:
+    got = log_likelihood_ratio([k], [e], [q], 3.0, [spread], [binomial])[0]
+    assert got == pytest.approx(_direct_log_ratio(k, e, q, spread, binomial), rel=1e-6, abs=1e-7)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.sampled_from([20, 100, 200, 1_000, 10_000]),
+    st.floats(1e-5, 0.3),
+    st.floats(0.0, 20.0),
+    st.booleans(),
+)
+def test_the_likelihood_ratio_never_falls_as_the_count_grows(
+    e: int, q: float, spread: float, binomial: bool
+) -> None:
+    """Every count from 0 to the window's size (to 3,000): a higher count is at least as much
+    evidence for the raised rate. A per-integral quadrature coarser than the likelihood broke
+    this at high counts with a wide spread."""
+    k = np.arange(0, min(e, 3_000) + 1, dtype=np.float64)
+    ones = np.ones_like(k)
+    flags = np.full(k.shape, binomial)
+    got = log_likelihood_ratio(k, e * ones, q * ones, 3.0, spread * ones, flags)
+    assert np.all(np.isfinite(got))
+    assert np.all(np.diff(got) >= -1e-9 * np.maximum(1.0, np.abs(got[1:])))
+
+
 P = [0.01, 0.04, 0.03, 0.005]
 
 
