@@ -73,9 +73,6 @@ DECISIONS = "evalset.decisions"
 CASES = "evalset.cases"
 ARCHIVE = "evalset.archive"
 
-#: Cache sizes of what the case side remembers in memory (a miss only costs a re-send).
-_SENT_SUMMARIES = 50_000
-_PUBLISHED = 50_000
 #: Decoded accumulators kept between events (each one conversation's case so far).
 _ACCUMULATORS = 512
 _WEEK = 7 * 24 * 3600.0
@@ -153,7 +150,7 @@ class EvalsetCore:
         #: (period, conversation) -> what the sampler was told of it: categories, whether a
         #: language and a tenant were known.
         self._sent: OrderedDict[str, tuple[frozenset[str], bool, bool]] = OrderedDict()
-        self._published: _LRU = _LRU(_PUBLISHED)
+        self._published: _LRU = _LRU(es.memo_conversations)
         #: Fits an accumulator under the state's byte ceiling as it is written.
         self.bound = CaseBound(es.max_case_bytes)
         self._accs = ObjectCache(
@@ -278,7 +275,7 @@ class EvalsetCore:
         )
         self._sent[key] = merged
         self._sent.move_to_end(key)
-        if len(self._sent) > _SENT_SUMMARIES:
+        if len(self._sent) > self.es.memo_conversations:
             self._sent.popitem(last=False)
         return True
 

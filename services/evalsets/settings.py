@@ -66,6 +66,10 @@ class EvalsetSettings(BaseSettings):
     #: plus two, plus ``grace_seconds`` (every period retires before its state goes).
     state_ttl_seconds: float | None = Field(default=None, gt=0.0)
 
+    #: Conversations (per period) whose last summary sent to the sampler and last published
+    #: case the case side remembers in memory, per process: a miss only costs a re-send.
+    memo_conversations: int = Field(default=20_000, ge=1)
+
     # Streaming: when periods close and rotate.
     #: Event time past a period's end before it closes (late events within it still count).
     grace_seconds: float = Field(default=900.0, ge=0.0)

@@ -500,3 +500,34 @@ def test_a_closing_sync_replayed_after_a_crash_tombstones_the_answer_cases_too()
     assert st.get(acc_key(0, W, "c1")) is None
     again = core.on_decision(0, close, st)
     assert again.then is None and not again.emits
+
+
+def test_the_case_sides_memos_are_bounded_by_a_setting_and_a_miss_only_resends() -> None:
+    """``memo_conversations`` bounds what the case side remembers of each conversation (the
+    summary last sent to the sampler, the case last published): with 3, twelve selected
+    conversations leave at most 3 of each; a conversation that fell out sends its summary and
+    publishes its case again, identical."""
+    from services.dataflow.state import MemoryStore
+    from services.evalsets.core import CASES, SAMPLES, EvalsetCore, evalset_specs
+    from services.evalsets.settings import EvalsetSettings
+    from services.evalsets.streaming import Decision
+
+    es = EvalsetSettings(memo_conversations=3)
+    core = EvalsetCore(es, partitions=1)
+    st = MemoryStore(evalset_specs(es)["evalset-cases"])
+    first: dict[str, list[Any]] = {}
+    for i in range(12):
+        conv = f"c{i}"
+        sel = Decision(
+            kind="update", period=W, partition=0, conversation_id=conv, selection=selection(conv)
+        )
+        core.on_decision(0, sel, st)
+        first[conv] = core.observe(event(0, "user", "hello", conv=conv), [], None, None, st, 0)
+    assert len(core._sent) <= 3 and len(core._published) <= 3
+    kinds = {e.channel for e in first["c0"]}
+    assert {SAMPLES, CASES} <= kinds
+    again = core.observe(event(0, "user", "hello", conv="c0"), [], None, None, st, 0)
+    assert [(e.channel, e.key) for e in again] == [(e.channel, e.key) for e in first["c0"]]
+    assert [e.value for e in again if e.channel == CASES] == [
+        e.value for e in first["c0"] if e.channel == CASES
+    ]
