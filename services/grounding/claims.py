@@ -52,6 +52,7 @@ from services.grounding.lexicon import (
     NONCLAIM_FRAMES,
     PLEASANTRY_CUES,
     REFERRAL_CUES,
+    NonclaimFrames,
     cues_for,
 )
 from services.grounding.medical.lexicon import MedicalLexicon, load_lexicon
@@ -184,7 +185,8 @@ def skip_reason(
 def _frame(key: str, language: str | None, *, with_unit: bool) -> SkipReason | None:
     """An abstention, hedge or referral written in free words (``rules/grounding/
     nonclaims.yaml``): speaker or source + negator + verb of knowing; a hedge; a professional
-    + a verb of contacting (only without an amount)."""
+    + a verb of contacting or deciding, or an urgency ("don't wait") (only without an
+    amount)."""
     frames = (
         [NONCLAIM_FRAMES[language]]
         if language in NONCLAIM_FRAMES
@@ -198,11 +200,22 @@ def _frame(key: str, language: str | None, *, with_unit: bool) -> SkipReason | N
             return "abstention"
         if has_cue(key, f.hedges) and not with_unit:
             return "abstention"
-        if not with_unit and has_cue(key, f.professionals) and has_cue(key, f.contact_verbs):
+        if not with_unit and _professional(key, f) and has_cue(key, f.contact_verbs):
+            return "referral"
+        if not with_unit and has_cue(key, f.urgency):
             return "referral"
         if not with_unit and has_cue(key, f.courtesy):
             return "pleasantry"
     return None
+
+
+def _professional(key: str, f: NonclaimFrames) -> bool:
+    """A professional named as a word or phrase, or as the head of a compound
+    ("diabetesverpleegkundige", "kinderarts")."""
+    if has_cue(key, f.professionals):
+        return True
+    heads = f.professional_heads
+    return bool(heads) and any(w.endswith(heads) for w in key.split() if len(w) > 5)
 
 
 def _without(key: str, phrases: tuple[str, ...]) -> str:

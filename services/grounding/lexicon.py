@@ -245,7 +245,10 @@ class NonclaimFrames:
     verbs: tuple[str, ...]
     hedges: tuple[str, ...]
     professionals: tuple[str, ...]
+    #: Heads of compound professional nouns ("kinderarts", "diabetesverpleegkundige").
+    professional_heads: tuple[str, ...]
     contact_verbs: tuple[str, ...]
+    urgency: tuple[str, ...]
     contrast: tuple[str, ...]
     courtesy: tuple[str, ...]
     limits: tuple[str, ...]
