@@ -4,7 +4,10 @@ words than the adversarial cases."""
 
 from __future__ import annotations
 
-from services.grounding.claims import skip_reason
+from schemas.events import Passage
+from services.grounding.claims import atomic_claims, skip_reason
+from services.grounding.medical.lexicon import load_lexicon
+from services.grounding.prepared import prepare_passage
 from services.grounding.quantities import amounts, flatten
 from services.grounding.tokens import tokenize
 
@@ -37,3 +40,56 @@ def test_referral_by_deciding_professional_vi() -> None:
     assert reason("Bạn cứ hỏi họ khi tái khám nhé.", "vi") == "referral"
     assert reason("Nếu sốt cao co giật, đừng đợi, gọi cấp cứu ngay.", "vi") == "referral"
     assert reason("Mình không thể xác nhận liều này an toàn cho bé.", "vi") == "abstention"
+
+
+# -- a dose form's strength: counts restated in mg ----------------------------------------------
+
+
+def doses(text: str, language: str) -> list[str]:
+    return [r.describe() for c in atomic_claims(text, language) for r in c.readings]
+
+
+def passage_doses(text: str, language: str) -> list[str]:
+    p = Passage(doc_id="d", text=text)
+    return [r.describe() for _, r in prepare_passage(p, language, load_lexicon()).readings]
+
+
+def test_strength_of_a_form_en() -> None:
+    assert doses("Take one 200 mg capsule of aciclovir, five times a day.", "en") == [
+        "aciclovir: 200 mg per dose 5 times a day"
+    ]
+    leaflet = "Each actuation delivers 50 micrograms of beclometasone. Use 2 puffs twice a day."
+    assert "beclometason: 0.1 mg per dose 2 times a day" in passage_doses(leaflet, "en")
+
+
+def test_strength_of_a_form_nl() -> None:
+    assert doses("Neem 2 tabletten van 250 mg naproxen per keer.", "nl") == [
+        "naproxen: 500 mg per dose"
+    ]
+    leaflet = "Fluticason: 50 microgram per verstuiving. Volwassenen: 2 verstuivingen per dag."
+    assert "fluticason: 0.1 mg per 24 h (adult)" in passage_doses(leaflet, "nl")
+
+
+def test_strength_of_a_form_vi() -> None:
+    assert doses("Mỗi ngày uống một viên cetirizin 10 mg.", "vi") == ["cetirizine: 10 mg per 24 h"]
+    leaflet = "Montelukast cốm: mỗi gói chứa 4 mg. Trẻ 2–5 tuổi: 1 gói mỗi tối."
+    assert any(d.endswith(": 4 mg per dose") or " 4 mg" in d for d in passage_doses(leaflet, "vi"))
+
+
+def test_count_before_a_strength_en() -> None:
+    assert doses("Take two 200 mg capsules of aciclovir.", "en") == ["aciclovir: 400 mg"]
+    leaflet = "Adults: one or two 500 mg tablets every 4 to 6 hours."
+    assert passage_doses(leaflet, "en") == [
+        "drug not named: 500–1000 mg per dose 4–6 times a day (adult)"
+    ]
+
+
+def test_count_before_a_strength_nl() -> None:
+    assert doses("Neem twee 400 mg tabletten ibuprofen.", "nl") == ["ibuprofen: 800 mg"]
+
+
+def test_count_before_a_strength_vi() -> None:
+    # Vietnamese counts the form first: "2 viên 500 mg" (the count, then the strength)
+    assert doses("Mỗi lần uống 2 viên 500 mg paracetamol.", "vi") == [
+        "paracetamol: 1000 mg per dose"
+    ]
