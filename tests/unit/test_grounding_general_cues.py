@@ -93,3 +93,23 @@ def test_count_before_a_strength_vi() -> None:
     assert doses("Mỗi lần uống 2 viên 500 mg paracetamol.", "vi") == [
         "paracetamol: 1000 mg per dose"
     ]
+
+
+# -- per dose: a quantifier with an occasion of taking, "at once" ------------------------------
+
+
+def test_per_dose_occasions_en() -> None:
+    assert doses("Give 5 ml of the syrup at every feed.", "en") == ["drug not named: 5 ml per dose"]
+    assert doses("Use 2 units of insulin for each meal.", "en") == ["insulin: 2 IU per dose"]
+
+
+def test_per_dose_occasions_nl() -> None:
+    assert doses("Per inname mag u 400 mg ibuprofen nemen.", "nl") == ["ibuprofen: 400 mg per dose"]
+    assert doses("Neem bij elke maaltijd 850 mg metformine.", "nl") == [
+        "metformin: 850 mg per dose"
+    ]
+
+
+def test_per_dose_occasions_vi() -> None:
+    assert doses("Sau mỗi bữa ăn uống 850 mg metformin.", "vi") == ["metformin: 850 mg per dose"]
+    assert doses("Không được uống một lần 2 g amoxicilin.", "vi")[0].endswith("2000 mg per dose")

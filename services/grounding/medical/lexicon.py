@@ -129,9 +129,22 @@ class ReadingExample(_Strict):
     expect: list[ExpectedReading] = Field(min_length=1)
 
 
+class Occasions(_Strict):
+    """Per-dose basis phrases built from two lists: a quantifier and an occasion of taking
+    ("with each meal", "bij elke maaltijd", "trong mỗi bữa ăn")."""
+
+    each: list[str] = Field(min_length=1)
+    occasions: list[str] = Field(min_length=1)
+
+    def phrases(self) -> list[str]:
+        return [f"{q} {o}" for q in self.each for o in self.occasions]
+
+
 class LanguageCues(_Strict):
     qualifier: dict[Qualifier, list[str]]
     basis: dict[Basis, list[str]]
+    #: More per-dose phrases: every quantifier with every occasion.
+    dose_occasions: Occasions | None = None
     frequency: dict[str, int]
     interval_before: list[str]
     interval_after: list[str]
@@ -251,6 +264,8 @@ class MedicalLexicon:
             entries += [(p, Cue("qual", q)) for p in phrases]
         for b, phrases in cues.basis.items():
             entries += [(p, Cue("basis", b)) for p in phrases]
+        if cues.dose_occasions is not None:
+            entries += [(p, Cue("basis", "dose")) for p in cues.dose_occasions.phrases()]
         entries += [(w, Cue("freq", count=n)) for w, n in cues.frequency.items()]
         entries += [(p, Cue("ivl_before")) for p in cues.interval_before]
         entries += [(p, Cue("ivl_after")) for p in cues.interval_after]

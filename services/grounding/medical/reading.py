@@ -644,6 +644,8 @@ def read_sentence(
             if freq is not None:
                 items.append(_Item("freq", a.t0, a.t1, freq))
                 used.update(range(a.t0, a.t1))
+            elif _at_once(a, items):
+                used.update(range(a.t0, a.t1))
         elif a.unit == "h" and a.t0 not in cue_tokens:
             interval = _interval_of(a, cues)
             if interval is not None:
@@ -851,6 +853,18 @@ def _drug_for(t: int, drugs: list[tuple[int, int, str]]) -> frozenset[str]:
         return frozenset({before[-1]})
     after = [inn for s, _, inn in drugs if s > t]
     return frozenset({after[0]}) if after else frozenset()
+
+
+def _at_once(a: Amount, items: list[_Item]) -> bool:
+    """ "uống một lần 1 g", "1 keer 2 tabletten": one time, with no period, right before a dose
+    amount is that amount taken at once (per dose); the amount gets the basis."""
+    if a.low != 1 or a.high != 1 or a.per_time is not None:
+        return False
+    nxt = next((it for it in items if it.kind == "amount" and 0 <= it.t0 - a.t1 <= 2), None)
+    if nxt is None or nxt.basis is not None:
+        return False
+    nxt.basis = "dose"
+    return True
 
 
 def _frequency_of(a: Amount, cues: list[tuple[int, int, Cue]], taken: set[int]) -> Span | None:
