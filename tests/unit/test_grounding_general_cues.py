@@ -113,3 +113,33 @@ def test_per_dose_occasions_nl() -> None:
 def test_per_dose_occasions_vi() -> None:
     assert doses("Sau mỗi bữa ăn uống 850 mg metformin.", "vi") == ["metformin: 850 mg per dose"]
     assert doses("Không được uống một lần 2 g amoxicilin.", "vi")[0].endswith("2000 mg per dose")
+
+
+# -- a negated reason negates what follows; a negated comparative is a maximum -----------------
+
+
+def polarities(text: str, language: str) -> list[str]:
+    return [r.polarity for c in atomic_claims(text, language) for r in c.readings]
+
+
+def test_negated_reason_en() -> None:
+    assert polarities("Asthma is no reason to avoid paracetamol.", "en") == ["allowed"]
+    assert doses("The dose of amlodipine must not be greater than 10 mg a day.", "en") == [
+        "amlodipine: max 10 mg per 24 h"
+    ]
+
+
+def test_negated_reason_nl() -> None:
+    assert polarities("Zwangerschap is op zich geen reden om paracetamol te mijden.", "nl") == [
+        "allowed"
+    ]
+    assert doses("De dosis amlodipine mag niet hoger zijn dan 10 mg per dag.", "nl")[0] == (
+        "amlodipine: max 10 mg per 24 h"
+    )
+
+
+def test_negated_reason_vi() -> None:
+    assert polarities("Có thai không có lý do gì để tránh paracetamol.", "vi") == ["allowed"]
+    assert doses("Amlodipin không nên dùng nhiều hơn 10 mg mỗi ngày.", "vi") == [
+        "amlodipine: max 10 mg per 24 h"
+    ]

@@ -421,7 +421,7 @@ def _clause_polarity(
     words: list[str],
 ) -> Polarity | None:
     """The polarity of one clause: the strongest negative vote, else a positive one."""
-    neg_at = [s for s, _, c in cues if c.kind == "neg"]
+    neg_at = [e - 1 for _, e, c in cues if c.kind == "neg"]  # "not a reason to | avoid"
     uses = [(s, e) for s, e, c in cues if c.kind == "use" and clause[0] <= s < clause[1]]
     votes: list[Polarity] = []
     for s, e, cue in cues:
@@ -810,8 +810,9 @@ def _topic_units(
 
 
 def _negated_more(cues: list[tuple[int, int, Cue]]) -> list[tuple[int, int, Cue]]:
-    """ "Should not take | more than 4 g", "mag niet | meer dan": a negative phrase or a negator
-    right before "more than" is a maximum, not an avoid."""
+    """ "Should not take | more than 4 g", "mag niet | meer dan", "không được | cao hơn": a
+    negative phrase or a negator (with a use verb or a modal after it) right before "more
+    than" is a maximum, not an avoid."""
     out: list[tuple[int, int, Cue]] = []
     for s, e, cue in cues:
         if cue.kind == "more":
@@ -821,7 +822,11 @@ def _negated_more(cues: list[tuple[int, int, Cue]]) -> list[tuple[int, int, Cue]
                 and (
                     out[-1][2].kind == "neg"
                     or (out[-1][2].kind == "pol" and out[-1][2].value in NEGATIVE)
-                    or (out[-1][2].kind == "use" and len(out) > 1 and out[-2][2].kind == "neg")
+                    or (
+                        out[-1][2].kind in ("use", "modal", "modal_after")
+                        and len(out) > 1
+                        and out[-2][2].kind == "neg"
+                    )
                 )
             ):
                 start = out[-1][0]
