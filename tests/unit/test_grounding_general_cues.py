@@ -4,9 +4,15 @@ words than the adversarial cases."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+from decimal import Decimal
+
 from schemas.events import Passage
 from services.grounding.claims import atomic_claims, skip_reason
+from services.grounding.grounding import medical_context
+from services.grounding.medical.compare import PassageReading, compare
 from services.grounding.medical.lexicon import load_lexicon
+from services.grounding.medical.reading import Reading, Span
 from services.grounding.prepared import prepare_passage
 from services.grounding.quantities import amounts, flatten
 from services.grounding.tokens import tokenize
@@ -143,3 +149,62 @@ def test_negated_reason_vi() -> None:
     assert doses("Amlodipin không nên dùng nhiều hơn 10 mg mỗi ngày.", "vi") == [
         "amlodipine: max 10 mg per 24 h"
     ]
+
+
+# -- populations: comparisons, bare ages, age ranges of grown-ups, Dutch compounds -------------
+
+
+def groups(text: str, language: str) -> list[tuple[list[str], object]]:
+    return [
+        (sorted(r.populations), r.age) for c in atomic_claims(text, language) for r in c.readings
+    ]
+
+
+def test_population_compared_en() -> None:
+    assert groups("Children may take just like adults 10 mg of loratadine.", "en") == [
+        (["child"], None)
+    ]
+    assert groups("Patients older than 75: 2.5 mg of apixaban twice a day.", "en") == [
+        (["elderly"], (Decimal(75), None))
+    ]
+
+
+def test_population_compared_nl() -> None:
+    assert groups("Kinderen krijgen net als volwassenen 10 mg loratadine.", "nl") == [
+        (["child"], None)
+    ]
+    assert groups("Voor patiënten boven de 80 is 2,5 mg apixaban genoeg.", "nl") == [
+        (["elderly"], (Decimal(80), None))
+    ]
+    assert medical_context("Mijn nierfunctiewaarden zijn slecht.", "nl").populations == ["renal"]
+
+
+def test_population_compared_vi() -> None:
+    assert groups("Trẻ em uống loratadin 10 mg giống như người lớn.", "vi") == [(["child"], None)]
+    assert groups("Người trên 80: apixaban 2,5 mg mỗi lần.", "vi") == [
+        (["elderly"], (Decimal(80), None))
+    ]
+
+
+def test_grown_up_age_ranges_compare_by_age() -> None:
+    older = Reading(
+        "dose",
+        frozenset({"x"}),
+        "stated",
+        frozenset({"elderly"}),
+        (Decimal(68), Decimal(68)),
+        Span(Decimal(5), Decimal(5)),
+        "mg",
+        None,
+        None,
+        None,
+        "allowed",
+        frozenset(),
+        frozenset(),
+        0,
+        0,
+    )
+    over_50 = replace(older, populations=frozenset({"adult"}), age=(Decimal(50), None))
+    under_50 = replace(over_50, age=(Decimal(18), Decimal(49)))
+    assert compare(older, [PassageReading("p", 0, "s", over_50)]).status == "supported"
+    assert compare(older, [PassageReading("p", 0, "s", under_50)]).status == "unknown"

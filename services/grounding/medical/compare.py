@@ -87,6 +87,9 @@ def _population_ok(a: Reading, p: Reading) -> bool:
         return False
     if not p.populations:
         return a.populations <= {"adult"}
+    grown = {"adult", "elderly"}
+    if a.age is not None and p.age is not None and a.populations | p.populations <= grown:
+        return _ages_overlap(a.age, p.age)  # 68 years old: "people over 50" speaks about them
     if not a.populations & p.populations:
         return False
     if a.age is not None and p.age is not None and a.populations & p.populations - {"adult"}:

@@ -96,11 +96,11 @@ def run_lexicon_examples(lexicon: MedicalLexicon) -> Iterator[LexiconExample]:
     groups = lexicon.group_file
     for g in (*groups.populations, *groups.conditions):
         for gx in g.examples:
-            found = {
-                c.value
-                for _, _, c in lexicon.matcher(gx.language).find(tokenize(gx.text).words)
-                if c.kind in ("pop", "cond")
-            }
+            words = tokenize(gx.text).words
+            cues = list(lexicon.matcher(gx.language).find(words))
+            taken = {k for s, e, _ in cues for k in range(s, e)}
+            cues += lexicon.compound_conditions(words, 0, len(words), gx.language, taken)
+            found = {c.value for _, _, c in cues if c.kind in ("pop", "cond")}
             ok = set(gx.keys) <= found
             yield LexiconExample(
                 "populations.yaml", g.key, gx.text, ok, f"want {gx.keys}, got {sorted(found)}"

@@ -103,6 +103,8 @@ class PopulationFile(_Strict):
     neutral: Neutral
     populations: list[GroupEntry]
     conditions: list[GroupEntry]
+    #: Languages that write a condition as the first part of a compound ("nierklaring").
+    compound_languages: list[Literal["en", "nl", "vi"]] = Field(default_factory=list)
 
 
 class Scope(_Strict):
@@ -158,6 +160,9 @@ class LanguageCues(_Strict):
     day_words_before: list[str]
     normal_words: list[str] = Field(default_factory=list)
     more_than: list[str] = Field(default_factory=list)
+    #: Words that make the population after them a comparison ("the same as an adult"), not
+    #: the group the statement is about.
+    comparison: list[str] = Field(default_factory=list)
     examples: list[ReadingExample] = Field(default_factory=list)
 
 
@@ -173,8 +178,8 @@ class Cue:
 
     Kinds: ``qual`` (max/min/start/usual), ``basis`` (dose/day/week), ``freq`` (a count),
     ``ivl_before``, ``ivl_after``, ``pol`` (a polarity), ``modal``, ``modal_after``, ``neg``,
-    ``use``, ``dayword``, ``pop`` (a population key), ``cond`` (a condition key; ``value2`` is
-    ``"population"`` when it also selects a dose).
+    ``use``, ``dayword``, ``cmp`` (a comparison), ``pop`` (a population key), ``cond`` (a
+    condition key; ``value2`` is ``"population"`` when it also selects a dose).
     """
 
     kind: str
@@ -238,6 +243,17 @@ class MedicalLexicon:
         for language in LANGUAGES:
             self.matchers[language] = self._compile(language, groups, getattr(cues, language))
         self.cues: dict[str, LanguageCues] = {lang: getattr(cues, lang) for lang in LANGUAGES}
+        #: One-word condition phrases per compounding language: "nier" → renal.
+        self._heads: dict[str, dict[str, Cue]] = {
+            language: {
+                p.lower(): Cue("cond", g.key, population=g.population)
+                for g in groups.conditions
+                for p in getattr(g, language)
+                if len(phrase_tokens(p)) == 1 and len(p) >= 4
+            }
+            for language in groups.compound_languages
+        }
+        self._compound_memo: dict[tuple[str, str], Cue | None] = {}
 
     def _add_drug(self, name: str, inn: str, where: Path) -> None:
         words = phrase_tokens(name)
@@ -278,6 +294,7 @@ class MedicalLexicon:
         entries += [(p, Cue("dayword")) for p in cues.day_words_before]
         entries += [(p, Cue("normal")) for p in cues.normal_words]
         entries += [(p, Cue("more")) for p in cues.more_than]
+        entries += [(p, Cue("cmp")) for p in cues.comparison]
         entries += [(p, Cue("neutral")) for p in getattr(groups.neutral, language)]
         for g in groups.populations:
             entries += [(p, Cue("pop", g.key)) for p in getattr(g, language)]
@@ -339,6 +356,36 @@ class MedicalLexicon:
                 continue
             yield i, i + hit[0], hit[1]
             i += hit[0]
+
+    def compound_conditions(
+        self, words: list[str], lo: int, hi: int, language: str, taken: set[int]
+    ) -> list[tuple[int, int, Cue]]:
+        """Conditions written as the first part of a compound in a compounding language
+        ("nierklaring", "leverwaarden", "zwangerschapsdiabetes"), for tokens no cue took."""
+        heads = self._heads.get(language)
+        if not heads:
+            return []
+        out: list[tuple[int, int, Cue]] = []
+        for k in range(lo, hi):
+            word = words[k]
+            if k in taken or len(word) < 8 or not word.isalpha():
+                continue
+            key = (language, word)
+            if key not in self._compound_memo:
+                if len(self._compound_memo) >= _WORD_MEMO:
+                    self._compound_memo.clear()  # bounded: start again rather than grow
+                self._compound_memo[key] = next(
+                    (
+                        heads[word[:cut]]
+                        for cut in range(len(word) - 4, 3, -1)
+                        if word[:cut] in heads
+                    ),
+                    None,
+                )
+            cue = self._compound_memo[key]
+            if cue is not None:
+                out.append((k, k + 1, cue))
+        return out
 
     def matcher(self, language: str | None) -> PhraseMatcher[Cue]:
         return self.matchers.get(language or "en", self.matchers["en"])

@@ -37,7 +37,7 @@ from typing import Final, Literal
 
 from services.grounding.lexicon import DOSE_CUES
 from services.grounding.medical.lexicon import Basis, Cue, MedicalLexicon, Polarity, Qualifier
-from services.grounding.quantities import NUMBER_WORDS, Amount, format_decimal
+from services.grounding.quantities import NUMBER_WORDS, UNITS, Amount, format_decimal
 from services.grounding.text import has_cue, units_of
 from services.grounding.tokens import NUM, SYM, WORD, Tokens, tokenize
 
@@ -211,6 +211,9 @@ class _AgeWords:
     above_after: tuple[tuple[str, ...], ...]
     below_after: tuple[tuple[str, ...], ...]
     range_words: frozenset[str] = field(default_factory=frozenset)
+    #: Nouns for people: with a comparator, a bare number after them is an age ("people over
+    #: 50", "patiënten ouder dan 75", "bệnh nhân trên 65").
+    people: frozenset[str] = field(default_factory=frozenset)
 
 
 _AGE_EN = _AgeWords(
@@ -229,6 +232,9 @@ _AGE_EN = _AgeWords(
     ),
     below_after=(("and", "under"), ("and", "younger"), ("or", "younger")),
     range_words=frozenset({"to", "-", "–", "and"}),
+    people=frozenset(
+        {"people", "patients", "persons", "those", "anyone", "adults", "men", "women", "someone"}
+    ),
 )
 _AGE_NL = _AgeWords(
     years=frozenset({"jaar", "jaren", "jr", "jarig", "jarige"}),
@@ -238,6 +244,9 @@ _AGE_NL = _AgeWords(
     above_after=(("en", "ouder"), ("of", "ouder"), ("en", "older"), ("+",)),
     below_after=(("en", "jonger"), ("of", "jonger")),
     range_words=frozenset({"tot", "-", "–", "en"}),
+    people=frozenset(
+        {"mensen", "patiënten", "personen", "volwassenen", "iemand", "mannen", "vrouwen"}
+    ),
 )
 _AGE_VI = _AgeWords(
     years=frozenset({"tuổi"}),
@@ -247,6 +256,7 @@ _AGE_VI = _AgeWords(
     above_after=(("trở", "lên"), ("tuổi", "trở", "lên"), ("+",)),
     below_after=(("trở", "xuống"), ("tuổi", "trở", "xuống")),
     range_words=frozenset({"đến", "-", "–", "tới"}),
+    people=frozenset({"người", "nhân", "ai"}),  # "bệnh nhân", "người bệnh"
 )
 _AGE_WORDS: Final = {"en": _AGE_EN, "nl": _AGE_NL, "vi": _AGE_VI}
 
@@ -295,6 +305,24 @@ def _number(word: str) -> Decimal | None:
 _AGE_MARKS: Final = frozenset({"aged", "age", "van", "ages", "leeftijd"})
 
 
+def _bare_age(tokens: Tokens, i: int, j: int, lo: int, hi: int, w: _AgeWords) -> bool:
+    """A number without "years" that is an age all the same: a whole number from 2 to 120,
+    after a comparator that follows a noun for people ("people over 50", "mensen boven de
+    65"), and not followed by a unit or another number ("over 50 kg" is a weight)."""
+    words, kinds = tokens.words, tokens.kinds
+    value = _number(words[i])
+    if j != i + 1 or value is None or value != int(value) or not 2 <= value <= 120:
+        return False
+    if j < hi and (kinds[j] == NUM or words[j] in UNITS or words[j] in ("/", "%")):
+        return False
+    before = words[max(lo, i - 4) : i]
+    comparator = next(
+        (k for k in range(len(before) - 1, -1, -1) if before[k] in w.above_before | w.below_before),
+        None,
+    )
+    return comparator is not None and bool(w.people.intersection(before[:comparator]))
+
+
 def _ages(
     tokens: Tokens, lo: int, hi: int, w: _AgeWords, people: bool = True
 ) -> list[tuple[int, int, Decimal | None, Decimal | None]]:
@@ -320,11 +348,14 @@ def _ages(
             and (words[j + 1] in w.years or words[j + 1] in w.months)
         ):
             j += 1  # "6-year-old", "6-jarige"
-        if j >= hi or (words[j] not in w.years and words[j] not in w.months) or first is None:
+        bare = _bare_age(tokens, i, j, lo, hi, w)
+        if first is None or (
+            not bare and (j >= hi or (words[j] not in w.years and words[j] not in w.months))
+        ):
             i += 1
             continue
-        scale = Decimal(1) if words[j] in w.years else Decimal(1) / Decimal(12)
-        stop = j + 1
+        scale = Decimal(1) if bare or words[j] in w.years else Decimal(1) / Decimal(12)
+        stop = j if bare else j + 1
         if stop < hi and words[stop] in ("tuổi", "old"):  # "6 tháng tuổi", "6 years old"
             stop += 1
         if stop + 1 < hi and words[stop] == "-" and words[stop + 1] == "old":
@@ -554,6 +585,10 @@ def read_sentence(
     ]
     cues = _negated_more(cues)
     drugs = list(lexicon.find_drugs(words, lo, hi))
+    taken = {k for s, e, _ in (*cues, *drugs) for k in range(s, e)}
+    compounds = lexicon.compound_conditions(words, lo, hi, lang, taken)
+    if compounds:
+        cues = sorted((*cues, *compounds), key=lambda c: c[0])
     people = any(c.kind == "pop" for _, _, c in cues)
     ages = _AGE_READERS[lang](tokens, lo, hi, people)
     used: set[int] = set()
@@ -574,7 +609,8 @@ def read_sentence(
             if not (c[2].kind == "cond" and any(abs(n - c[0]) <= 4 for n in normal))
             and c[0] not in normal
         ]
-    populations = {c.value for _, _, c in cues if c.kind == "pop"}
+    compared = {s for s, _, c in cues if c.kind == "pop" and _compared(cues, s, words)}
+    populations = {c.value for s, _, c in cues if c.kind == "pop" and s not in compared}
     conditions = {c.value for _, _, c in cues if c.kind == "cond"}
     populations |= {c.value for _, _, c in cues if c.kind == "cond" and c.population}
     if "infant" in populations:
@@ -807,6 +843,19 @@ def _topic_units(
     skip = {k for s, e, _ in (*cues, *drugs) for k in range(s, e)}
     rest = [tokens.words[k] for k in range(lo, hi) if k not in skip and tokens.kinds[k] == WORD]
     return units_of(tokenize(" ".join(rest)), language, passage=True) if rest else frozenset()
+
+
+def _compared(cues: list[tuple[int, int, Cue]], at: int, words: list[str]) -> bool:
+    """Whether the population at token ``at`` follows a comparison ("the same as | an |
+    adult"): it is what the statement is compared with."""
+    return any(
+        c.kind == "cmp" and 0 <= at - e <= 1 and (at == e or words[e] in _ARTICLES)
+        for _, e, c in cues
+    )
+
+
+#: Articles between a comparison and its population ("as an adult", "als de volwassenen").
+_ARTICLES: Final = frozenset({"a", "an", "the", "de", "het", "een", "các", "những"})
 
 
 def _negated_more(cues: list[tuple[int, int, Cue]]) -> list[tuple[int, int, Cue]]:
