@@ -97,10 +97,10 @@ def run_lexicon_examples(lexicon: MedicalLexicon) -> Iterator[LexiconExample]:
     for g in (*groups.populations, *groups.conditions):
         for gx in g.examples:
             words = tokenize(gx.text).words
-            cues = list(lexicon.matcher(gx.language).find(words))
-            taken = {k for s, e, _ in cues for k in range(s, e)}
-            cues += lexicon.compound_conditions(words, 0, len(words), gx.language, taken)
-            found = {c.value for _, _, c in cues if c.kind in ("pop", "cond")}
+            hits = list(lexicon.matcher(gx.language).find(words))
+            taken = {k for s, e, _ in hits for k in range(s, e)}
+            hits += lexicon.compound_conditions(words, 0, len(words), gx.language, taken)
+            found = {c.value for _, _, c in hits if c.kind in ("pop", "cond")}
             ok = set(gx.keys) <= found
             yield LexiconExample(
                 "populations.yaml", g.key, gx.text, ok, f"want {gx.keys}, got {sorted(found)}"
