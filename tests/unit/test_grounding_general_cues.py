@@ -208,3 +208,33 @@ def test_grown_up_age_ranges_compare_by_age() -> None:
     under_50 = replace(over_50, age=(Decimal(18), Decimal(49)))
     assert compare(older, [PassageReading("p", 0, "s", over_50)]).status == "supported"
     assert compare(older, [PassageReading("p", 0, "s", under_50)]).status == "unknown"
+
+
+# -- one statement, one dose: frequency bound to the amount, alternatives, brackets ------------
+
+
+def check_answer(answer: str, passage: str, language: str) -> list[str]:
+    lex = load_lexicon()
+    prepared = prepare_passage(Passage(doc_id="p", text=passage), language, lex)
+    readings = [PassageReading("p", 0, s, r) for s, r in prepared.readings]
+    return [
+        compare(r, readings).status for c in atomic_claims(answer, language) for r in c.readings
+    ]
+
+
+def test_frequency_of_the_same_statement_en() -> None:
+    leaflet = "Cystitis: 50 mg four times a day, or 100 mg modified-release twice a day."
+    assert check_answer("Take 100 mg four times a day.", leaflet, "en") == ["contradicted"]
+    assert check_answer("Take 100 mg twice a day.", leaflet, "en") == ["supported"]
+
+
+def test_frequency_of_the_same_statement_nl() -> None:
+    leaflet = "Kinderen tot 30 kg: 5 mg (5 ml drank) eenmaal per dag."
+    assert check_answer("Geef 5 mg eenmaal per dag.", leaflet, "nl") == ["supported"]
+    assert check_answer("Geef 5 mg tweemaal per dag.", leaflet, "nl") == ["contradicted"]
+
+
+def test_frequency_of_the_same_statement_vi() -> None:
+    leaflet = "Điều trị: 1 mg/kg mỗi 12 giờ hoặc 1,5 mg/kg ngày 1 lần."
+    assert check_answer("Tiêm 1,5 mg/kg ngày 1 lần.", leaflet, "vi") == ["supported"]
+    assert check_answer("Tiêm 1,5 mg/kg mỗi 12 giờ.", leaflet, "vi") == ["contradicted"]

@@ -538,6 +538,7 @@ def _merge_ranges(amounts: list[Amount], words: list[str]) -> list[tuple[Amount,
                 )
                 and (len(between) == 1 or between == ["tot", "en", "met"])
                 and b.high >= a.low
+                and a.per_time == b.per_time  # "1 mg/kg q12h or 1.5 mg/kg": two regimens
             ):
                 out.append((a, b))
                 i += 2
@@ -739,6 +740,7 @@ def read_sentence(
                 f.attached = True
                 if target.basis is None:
                     target.basis = "dose"
+        _share_in_parentheses(amounts, words)
         if amounts and not dose_cue:
             amounts = []
         for it in [*amounts, *(f for f in freqs if not f.attached)]:
@@ -984,6 +986,17 @@ def _apply_parentheses(items: list[_Item], words: list[str]) -> None:
             before.basis = before.basis or inner.basis
             if inner.qualifier in ("max", "min") and inner.span.kind == "exact":
                 inner.span = _qualified(inner.span, inner.qualifier)
+
+
+def _share_in_parentheses(amounts: list[_Item], words: list[str]) -> None:
+    """ "5 mg (5 ml syrup) once a day": the amount in brackets and the one before it are one
+    dose, so a frequency read for either is the other's too."""
+    for before, inner in itertools.pairwise(amounts):
+        if words[before.t1 : inner.t0] == ["("]:
+            frequency = before.frequency or inner.frequency
+            before.frequency = inner.frequency = frequency
+            before.basis = before.basis or inner.basis
+            inner.basis = inner.basis or before.basis
 
 
 def _apply_basis(items: list[_Item], cues: list[tuple[int, int, Cue]], taken: set[int]) -> None:
