@@ -107,7 +107,10 @@ ABBREVIATIONS: Final[dict[str, frozenset[str]]] = {
 NEGATIONS: Final = _words("not no never none nor cannot niet geen nooit")
 
 #: A sentence made only of these words ("OK.", "Yes!", "Vâng.") asserts nothing checkable.
-ACKNOWLEDGEMENTS: Final = _words("ok okay oké oke sure yes yeah no ja nee jawel vâng dạ ừ được")
+ACKNOWLEDGEMENTS: Final = _words(
+    "ok okay oké oke sure yes yeah no nope indeed correct right ja nee neen jawel klopt "
+    "inderdaad vâng dạ ừ được không có đúng rồi"
+)
 
 #: Words that make a number with a dose unit a dose statement (drug names come from the registry).
 DOSE_CUES: Final[dict[str, tuple[str, ...]]] = {

@@ -238,3 +238,35 @@ def test_frequency_of_the_same_statement_vi() -> None:
     leaflet = "Điều trị: 1 mg/kg mỗi 12 giờ hoặc 1,5 mg/kg ngày 1 lần."
     assert check_answer("Tiêm 1,5 mg/kg ngày 1 lần.", leaflet, "vi") == ["supported"]
     assert check_answer("Tiêm 1,5 mg/kg mỗi 12 giờ.", leaflet, "vi") == ["contradicted"]
+
+
+# -- a negated dose change allows the usual use; a safety claim's risk carries on ----------------
+
+
+def safety(text: str, language: str) -> list[tuple[str, list[str]]]:
+    return [
+        (r.polarity, sorted(r.conditions))
+        for c in atomic_claims(text, language)
+        for r in c.readings
+        if r.kind == "contraindication"
+    ]
+
+
+def test_no_dose_change_en() -> None:
+    text = "With liver problems you do not need to lower the dose of cetirizine. Keep taking it."
+    assert safety(text, "en")[0] == ("allowed", ["hepatic"])
+    assert reason("No.", "en") == "no_content"
+
+
+def test_no_dose_change_nl() -> None:
+    text = "Bij ouderen is aanpassing van de dosis loratadine niet nodig; u mag het gewoon nemen."
+    assert [pol for pol, _ in safety(text, "nl")] == ["allowed", "allowed"]
+    text = "Bij een maagzweer mag u geen ibuprofen gebruiken. Neem het ook later niet in."
+    assert safety(text, "nl") == [("avoid", ["ulcer"]), ("avoid", ["ulcer"])]
+
+
+def test_no_dose_change_vi() -> None:
+    assert safety("Người suy thận không phải giảm liều fexofenadin.", "vi") == [
+        ("allowed", ["renal"])
+    ]
+    assert reason("Không được.", "vi") == "no_content"

@@ -160,6 +160,10 @@ class LanguageCues(_Strict):
     day_words_before: list[str]
     normal_words: list[str] = Field(default_factory=list)
     more_than: list[str] = Field(default_factory=list)
+    #: Changing a dose ("reduce the dose", "de dosis verlagen", "giảm liều"): negated, it says
+    #: the usual use is allowed ("no need to reduce the dose in the elderly"); not negated, it
+    #: says nothing about use (the amount is the claim).
+    dose_change: list[str] = Field(default_factory=list)
     #: Words that make the population after them a comparison ("the same as an adult"), not
     #: the group the statement is about.
     comparison: list[str] = Field(default_factory=list)
@@ -178,8 +182,9 @@ class Cue:
 
     Kinds: ``qual`` (max/min/start/usual), ``basis`` (dose/day/week), ``freq`` (a count),
     ``ivl_before``, ``ivl_after``, ``pol`` (a polarity), ``modal``, ``modal_after``, ``neg``,
-    ``use``, ``dayword``, ``cmp`` (a comparison), ``pop`` (a population key), ``cond`` (a
-    condition key; ``value2`` is ``"population"`` when it also selects a dose).
+    ``use``, ``dayword``, ``cmp`` (a comparison), ``change`` (a dose change), ``pop`` (a
+    population key), ``cond`` (a condition key; ``value2`` is ``"population"`` when it also
+    selects a dose).
     """
 
     kind: str
@@ -295,6 +300,7 @@ class MedicalLexicon:
         entries += [(p, Cue("normal")) for p in cues.normal_words]
         entries += [(p, Cue("more")) for p in cues.more_than]
         entries += [(p, Cue("cmp")) for p in cues.comparison]
+        entries += [(p, Cue("change")) for p in cues.dose_change]
         entries += [(p, Cue("neutral")) for p in getattr(groups.neutral, language)]
         for g in groups.populations:
             entries += [(p, Cue("pop", g.key)) for p in getattr(g, language)]

@@ -189,6 +189,10 @@ class Carry:
     drugs: frozenset[str] = frozenset()
     populations: frozenset[str] = frozenset()
     age: tuple[Decimal | None, Decimal | None] | None = None
+    #: The risk conditions of a safety claim, for a next sentence that goes on about it
+    #: without naming drug, group or condition ("… niet te verlagen; u mag gewoon de normale
+    #: dosis blijven nemen").
+    risk: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -463,6 +467,8 @@ def _clause_polarity(
             votes.append(flip(value) if negated(neg_at, s, e, clause) else value)
         elif cue.kind == "use" and negated(neg_at, s, e, clause):
             votes.append("avoid")
+        elif cue.kind == "change" and negated(neg_at, s, e, clause):
+            votes.append("allowed")  # "no need to reduce the dose": the usual use is fine
         elif cue.kind == "modal_after" and any(u[0] < s for u in uses):
             negative = any(negated(neg_at, u0, u1, clause) for u0, u1 in uses if u0 < s)
             votes.append("avoid" if negative else "allowed")
@@ -772,6 +778,8 @@ def read_sentence(
     # -- contraindication readings ----------------------------------------------------------
     if not readings:
         risk = cond_keys | (pop_frozen - {"adult"}) if stated_pop or cond_keys else cond_keys
+        if not (risk or stated or stated_pop):
+            risk = carry.risk  # it goes on about the risk of the sentence before
         interaction = len(stated) >= 2
         for clause, pol in clause_pols:
             if pol is None:
@@ -807,10 +815,12 @@ def read_sentence(
     # A contraindication's risk group ("do not drink alcohol") is not who the next sentence's
     # dose is for; a dose statement's population is.
     hands_on = stated_pop and not (readings and readings[0].kind == "contraindication")
+    safety = [r for r in readings if r.kind == "contraindication" and not r.open]
     new_carry = Carry(
         drugs=stated or carry.drugs,
         populations=pop_frozen if hands_on else carry.populations,
         age=age if hands_on else carry.age,
+        risk=safety[0].conditions if safety else frozenset(),
     )
     return SentenceReading(tuple(readings), frozenset(used), new_carry)
 
