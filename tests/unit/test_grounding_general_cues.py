@@ -270,3 +270,21 @@ def test_no_dose_change_vi() -> None:
         ("allowed", ["renal"])
     ]
     assert reason("Không được.", "vi") == "no_content"
+
+
+# -- the drug an amount is of ---------------------------------------------------------------
+
+
+def test_drug_right_after_the_amount_en() -> None:
+    text = "If you take amlodipine, do not take more than 20 mg of simvastatin a day."
+    assert doses(text, "en") == ["simvastatin: max 20 mg per 24 h"]
+
+
+def test_drug_right_after_the_amount_nl() -> None:
+    text = "Gebruikt u amlodipine, neem dan niet meer dan 20 mg simvastatine per dag."
+    assert doses(text, "nl") == ["simvastatin: max 20 mg per 24 h"]
+
+
+def test_drug_right_after_the_amount_vi() -> None:
+    text = "Nếu đang dùng amlodipin, không uống quá 20 mg simvastatin mỗi ngày."
+    assert doses(text, "vi") == ["simvastatin: max 20 mg per 24 h"]

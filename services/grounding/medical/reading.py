@@ -750,7 +750,7 @@ def read_sentence(
         if amounts and not dose_cue:
             amounts = []
         for it in [*amounts, *(f for f in freqs if not f.attached)]:
-            inns = _drug_for(it.t0, drugs) or context_drugs
+            inns = _drug_for(it.t0, it.t1, drugs, words) or context_drugs
             source: Literal["stated", "context"] | None = (
                 "stated" if inns & stated and stated else ("context" if inns else None)
             )
@@ -913,7 +913,18 @@ def _has_dose_cue(words: list[str], lo: int, hi: int, language: str) -> bool:
     return has_cue(key, DOSE_CUES.get(language, ()))
 
 
-def _drug_for(t: int, drugs: list[tuple[int, int, str]]) -> frozenset[str]:
+#: Words between an amount and the drug it is of: "20 mg of simvastatin", "20 mg van".
+_OF: Final = frozenset({"of", "van", "the", "de", "het", "thuốc"})
+
+
+def _drug_for(
+    t: int, t1: int, drugs: list[tuple[int, int, str]], words: list[str]
+) -> frozenset[str]:
+    """The drug of the amount at tokens ``[t, t1)``: one written right after it ("20 mg of
+    simvastatin", "10 mg loratadin"), else the last one before it, else the first after."""
+    right = [inn for s, _, inn in drugs if t1 <= s <= t1 + 2 and _OF.issuperset(words[t1:s])]
+    if right:
+        return frozenset({right[0]})
     before = [inn for s, _, inn in drugs if s < t]
     if before:
         return frozenset({before[-1]})
