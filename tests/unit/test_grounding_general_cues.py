@@ -288,3 +288,23 @@ def test_drug_right_after_the_amount_nl() -> None:
 def test_drug_right_after_the_amount_vi() -> None:
     text = "Nếu đang dùng amlodipin, không uống quá 20 mg simvastatin mỗi ngày."
     assert doses(text, "vi") == ["simvastatin: max 20 mg per 24 h"]
+
+
+# -- "without" after a phrase opens a condition, it does not negate it --------------------------
+
+
+def test_without_after_the_phrase_en() -> None:
+    assert polarities("Never take warfarin without asking your anticoagulation clinic.", "en") == [
+        "avoid"
+    ]
+
+
+def test_without_after_the_phrase_nl() -> None:
+    assert polarities("Gebruik geen naproxen zonder overleg met uw arts.", "nl") == ["avoid"]
+    assert polarities("Naproxen kunt u zonder bezwaar gebruiken bij hooikoorts.", "nl") == [
+        "allowed"
+    ]
+
+
+def test_without_after_the_phrase_vi() -> None:
+    assert polarities("Không dùng naproxen khi chưa hỏi ý kiến bác sĩ.", "vi") == ["avoid"]

@@ -456,7 +456,13 @@ def _clause_polarity(
     words: list[str],
 ) -> Polarity | None:
     """The polarity of one clause: the strongest negative vote, else a positive one."""
-    neg_at = [e - 1 for _, e, c in cues if c.kind == "neg"]  # "not a reason to | avoid"
+    all_neg = [e - 1 for _, e, c in cues if c.kind == "neg"]  # "not a reason to | avoid"
+    # "without" after a phrase opens a condition, it does not negate the phrase: "neem geen
+    # ibuprofen zonder overleg" is still "do not take".
+    first = min(
+        (s for s, _, c in cues if c.kind in _VOTERS and clause[0] <= s < clause[1]), default=0
+    )
+    neg_at = [k for k in all_neg if not (k > first and words[k] in _NOT_VERBAL)]
     uses = [(s, e) for s, e, c in cues if c.kind == "use" and clause[0] <= s < clause[1]]
     votes: list[Polarity] = []
     for s, e, cue in cues:
@@ -478,7 +484,7 @@ def _clause_polarity(
                 negated(neg_at, u0, u1, wide) for u0, u1 in uses if u0 > s
             )
             votes.append("avoid" if negative else "allowed")
-    if not votes and _negated_condition(cues, clause, neg_at, words):
+    if not votes and _negated_condition(cues, clause, all_neg, words):
         votes.append("avoid")
     negatives = [v for v in votes if v in NEGATIVE]
     if negatives:
@@ -488,6 +494,8 @@ def _clause_polarity(
 
 #: Negators that do not negate a verb ("adults without kidney problems").
 _NOT_VERBAL: Final = frozenset({"without", "zonder", "neither", "nor", "noch"})
+#: Cue kinds that vote on a clause's polarity.
+_VOTERS: Final = frozenset({"pol", "use", "change", "modal", "modal_after"})
 
 
 def _negated_condition(
