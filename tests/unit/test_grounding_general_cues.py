@@ -15,6 +15,7 @@ from services.grounding.medical.lexicon import load_lexicon
 from services.grounding.medical.reading import Reading, Span
 from services.grounding.prepared import prepare_passage
 from services.grounding.quantities import amounts, flatten
+from services.grounding.text import claim_units
 from services.grounding.tokens import tokenize
 
 
@@ -308,3 +309,18 @@ def test_without_after_the_phrase_nl() -> None:
 
 def test_without_after_the_phrase_vi() -> None:
     assert polarities("Không dùng naproxen khi chưa hỏi ý kiến bác sĩ.", "vi") == ["avoid"]
+
+
+# -- light verbs of going on with a dose carry no content ------------------------------------
+
+
+def test_going_on_is_a_light_verb_en() -> None:
+    assert claim_units("keep going for at least 5 days", "en") == {"least", "day"}
+
+
+def test_going_on_is_a_light_verb_nl() -> None:
+    assert claim_units("blijf het 5 dagen gebruiken", "nl") == {"dag"}
+
+
+def test_going_on_is_a_light_verb_vi() -> None:
+    assert "tiếp tục" not in " ".join(claim_units("tiếp tục uống đủ 5 ngày", "vi"))
