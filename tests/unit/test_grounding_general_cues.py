@@ -324,3 +324,32 @@ def test_going_on_is_a_light_verb_nl() -> None:
 
 def test_going_on_is_a_light_verb_vi() -> None:
     assert "tiếp tục" not in " ".join(claim_units("tiếp tục uống đủ 5 ngày", "vi"))
+
+
+# -- a limit is not undone by "recommended"; "aged 2 to 6" is an age without "years" -----------
+
+
+def test_limit_and_age_mark_en() -> None:
+    assert doses("The maximum recommended dose is 2 g a day.", "en") == [
+        "drug not named: max 2000 mg per 24 h"
+    ]
+    assert groups("Children aged 2 to 6: 2.5 mg twice a day.", "en") == [
+        (["child"], (Decimal(2), Decimal(6)))
+    ]
+
+
+def test_limit_and_age_mark_nl() -> None:
+    assert doses("De maximale aanbevolen dosis is 2 gram per dag.", "nl") == [
+        "drug not named: max 2000 mg per 24 h"
+    ]
+    assert groups("Kinderen van de leeftijd 2 tot 6: 2,5 mg tweemaal daags.", "nl")[0][1] == (
+        Decimal(2),
+        Decimal(6),
+    )
+    assert medical_context("Mijn nierklaring is een klaring van 25.", "nl").age_min_years is None
+
+
+def test_limit_and_age_mark_vi() -> None:
+    assert doses("Liều tối đa khuyến cáo là 2 g mỗi ngày.", "vi") == [
+        "drug not named: max 2000 mg per 24 h"
+    ]

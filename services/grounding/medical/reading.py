@@ -307,15 +307,23 @@ def _number(word: str) -> Decimal | None:
 
 
 _AGE_MARKS: Final = frozenset({"aged", "age", "van", "ages", "leeftijd"})
+#: Marks that make a bare number an age by themselves ("aged 2 to 6"; not Dutch "van": "een
+#: klaring van 25").
+_AGE_NOUNS: Final = frozenset({"aged", "age", "ages", "leeftijd"})
 
 
 def _bare_age(tokens: Tokens, i: int, j: int, lo: int, hi: int, w: _AgeWords) -> bool:
-    """A number without "years" that is an age all the same: a whole number from 2 to 120,
-    after a comparator that follows a noun for people ("people over 50", "mensen boven de
-    65"), and not followed by a unit or another number ("over 50 kg" is a weight)."""
+    """A number without "years" that is an age all the same: a whole number (or range) right
+    after an age mark ("children aged 2 to 6"), or from 2 to 120 after a comparator that
+    follows a noun for people ("people over 50", "mensen boven de 65"); never followed by a
+    unit or another number ("over 50 kg" is a weight)."""
     words, kinds = tokens.words, tokens.kinds
     value = _number(words[i])
-    if j != i + 1 or value is None or value != int(value) or not 2 <= value <= 120:
+    if value is None or value != int(value) or not 0 < value <= 120:
+        return False
+    if i > lo and words[i - 1] in _AGE_NOUNS and (j >= hi or words[j] not in UNITS):
+        return True  # "children aged 2 to 6", "ages 6-11": the mark says it is an age
+    if j != i + 1 or value < 2:
         return False
     if j < hi and (kinds[j] == NUM or words[j] in UNITS or words[j] in ("/", "%")):
         return False
@@ -988,7 +996,8 @@ def _interval_of(a: Amount, cues: list[tuple[int, int, Cue]]) -> Span | None:
 
 
 def _apply_qualifiers(items: list[_Item], cues: list[tuple[int, int, Cue]]) -> None:
-    """Each qualifier phrase applies to the next item within 8 tokens after it."""
+    """Each qualifier phrase applies to the next item within 8 tokens after it; a limit (max /
+    min) is not undone by a "usual" or "start" word after it."""
     for _s, e, cue in cues:
         if cue.kind != "qual":
             continue
@@ -996,6 +1005,8 @@ def _apply_qualifiers(items: list[_Item], cues: list[tuple[int, int, Cue]]) -> N
         if nxt is None:
             continue
         if nxt.kind == "amount":
+            if nxt.qualifier in ("max", "min") and cue.value in ("usual", "start"):
+                continue  # "the maximum recommended dose": a limit, whatever word follows
             nxt.qualifier = cue.value  # type: ignore[assignment]
         elif cue.value in ("max", "min") and nxt.span.kind == "exact":
             if cue.value == "max":
