@@ -353,3 +353,30 @@ def test_limit_and_age_mark_vi() -> None:
     assert doses("Liều tối đa khuyến cáo là 2 g mỗi ngày.", "vi") == [
         "drug not named: max 2000 mg per 24 h"
     ]
+
+
+# -- "the same goes for …": the safety claim before, for other drugs ---------------------------
+
+
+def drugs_and_polarity(text: str, language: str) -> list[tuple[list[str], str]]:
+    return [
+        (sorted(r.drugs), r.polarity)
+        for c in atomic_claims(text, language)
+        for r in c.readings
+        if r.kind == "contraindication"
+    ]
+
+
+def test_same_goes_for_en() -> None:
+    text = "Avoid ibuprofen if you have a stomach ulcer. The same applies to diclofenac."
+    assert drugs_and_polarity(text, "en")[1] == (["diclofenac"], "avoid")
+
+
+def test_same_goes_for_nl() -> None:
+    text = "Neem geen ibuprofen bij een maagzweer. Dat geldt ook voor naproxen."
+    assert drugs_and_polarity(text, "nl")[1] == (["naproxen"], "avoid")
+
+
+def test_same_goes_for_vi() -> None:
+    text = "Tránh dùng ibuprofen khi bị loét dạ dày; tương tự với diclofenac."
+    assert drugs_and_polarity(text, "vi")[1] == (["diclofenac"], "avoid")

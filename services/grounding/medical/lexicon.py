@@ -164,6 +164,8 @@ class LanguageCues(_Strict):
     #: the usual use is allowed ("no need to reduce the dose in the elderly"); not negated, it
     #: says nothing about use (the amount is the claim).
     dose_change: list[str] = Field(default_factory=list)
+    #: "The same goes for …": the safety claim before, now about the drugs named here.
+    same_for: list[str] = Field(default_factory=list)
     #: Words that make the population after them a comparison ("the same as an adult"), not
     #: the group the statement is about.
     comparison: list[str] = Field(default_factory=list)
@@ -182,7 +184,8 @@ class Cue:
 
     Kinds: ``qual`` (max/min/start/usual), ``basis`` (dose/day/week), ``freq`` (a count),
     ``ivl_before``, ``ivl_after``, ``pol`` (a polarity), ``modal``, ``modal_after``, ``neg``,
-    ``use``, ``dayword``, ``cmp`` (a comparison), ``change`` (a dose change), ``pop`` (a
+    ``use``, ``dayword``, ``cmp`` (a comparison), ``change`` (a dose change), ``same`` (the claim
+    before, for other drugs), ``pop`` (a
     population key), ``cond`` (a condition key; ``value2`` is ``"population"`` when it also
     selects a dose).
     """
@@ -301,6 +304,7 @@ class MedicalLexicon:
         entries += [(p, Cue("more")) for p in cues.more_than]
         entries += [(p, Cue("cmp")) for p in cues.comparison]
         entries += [(p, Cue("change")) for p in cues.dose_change]
+        entries += [(p, Cue("same")) for p in cues.same_for]
         entries += [(p, Cue("neutral")) for p in getattr(groups.neutral, language)]
         for g in groups.populations:
             entries += [(p, Cue("pop", g.key)) for p in getattr(g, language)]

@@ -193,6 +193,8 @@ class Carry:
     #: without naming drug, group or condition ("… niet te verlagen; u mag gewoon de normale
     #: dosis blijven nemen").
     risk: frozenset[str] = frozenset()
+    #: The polarity of that safety claim, for "the same goes for …", "hetzelfde geldt voor …".
+    polarity: Polarity | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -797,7 +799,11 @@ def read_sentence(
         if not (risk or stated or stated_pop):
             risk = carry.risk  # it goes on about the risk of the sentence before
         interaction = len(stated) >= 2
+        same = carry.polarity is not None and any(c.kind == "same" for _, _, c in cues)
         for clause, pol in clause_pols:
+            if pol is None and same and stated:
+                # "the same goes for diclofenac": the claim before, about these drugs
+                pol, risk, interaction = carry.polarity, risk or carry.risk, False
             if pol is None:
                 continue
             topic: frozenset[str] = frozenset()
@@ -837,6 +843,7 @@ def read_sentence(
         populations=pop_frozen if hands_on else carry.populations,
         age=age if hands_on else carry.age,
         risk=safety[0].conditions if safety else frozenset(),
+        polarity=safety[0].polarity if safety else None,
     )
     return SentenceReading(tuple(readings), frozenset(used), new_carry)
 
