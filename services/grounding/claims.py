@@ -249,8 +249,10 @@ def _counts_as_stated(
     strength: "2 tabletten van 250 mg per keer" is 500 mg per dose, "één capsule van 20 mg per
     dag" 20 mg per day, "two 200 mg capsules" 400 mg. The strength is then no dose of its own;
     its basis, qualifier and frequency go to the restated count where the count has none."""
-    readings = scale_counted(readings, counted_strengths(t, found, language))
     stated = strength_amounts(t, found)
+    if not stated:
+        return readings
+    readings = scale_counted(readings, counted_strengths(t, found, language, stated))
     per = one_strength((unit, value) for unit, value, _ in stated)
     if not per or not any(r.unit in per for r in readings):
         return readings

@@ -29,7 +29,7 @@ from services.grounding.medical.strength import (
     counts_in_mg,
     one_strength,
     scale_counted,
-    strengths,
+    strength_amounts,
 )
 from services.grounding.quantities import Amount, amounts, flatten
 from services.grounding.sentences import split_sentences
@@ -97,7 +97,8 @@ def prepare_passage(
     for sentence in split_sentences(text, language):
         t = tokenize(sentence.text, normalized=True)
         found: list[Amount] = amounts(t, language)
-        forms += [(u, v) for u, values in strengths(t, found).items() for v in values]
+        stated = strength_amounts(t, found)
+        forms += [(unit, value) for unit, value, _ in stated]
         for q in flatten(found):
             if q.has_unit:
                 keys.add(q.key)
@@ -106,7 +107,7 @@ def prepare_passage(
         read = read_sentence(t, 0, len(t), found, language, lexicon, carry, units)
         carry = read.carry
         drugs |= carry.drugs
-        counted = counted_strengths(t, found, language)
+        counted = counted_strengths(t, found, language, stated)
         readings.extend((sentence.text, r) for r in scale_counted(read.readings, counted))
     readings += _in_mg(readings, one_strength(forms))
     readings = list(dict.fromkeys(readings))  # a repeated sentence reads the same

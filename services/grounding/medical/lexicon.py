@@ -367,6 +367,10 @@ class MedicalLexicon:
             yield i, i + hit[0], hit[1]
             i += hit[0]
 
+    def compounds(self, language: str) -> bool:
+        """Whether ``language`` writes conditions as the first part of compounds."""
+        return language in self._heads
+
     def compound_conditions(
         self, words: list[str], lo: int, hi: int, language: str, taken: set[int]
     ) -> list[tuple[int, int, Cue]]:

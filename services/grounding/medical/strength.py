@@ -26,7 +26,6 @@ __all__ = [
     "one_strength",
     "scale_counted",
     "strength_amounts",
-    "strengths",
 ]
 
 #: Words for a unit dose form and the count unit it is counted in: the count units of
@@ -44,9 +43,11 @@ def strength_amounts(t: Tokens, found: Sequence[Amount]) -> list[tuple[str, Deci
     """``(form unit, mg per unit, the amount that says it)`` for every strength stated in a
     sentence: an mg amount next to a form word, a count restated in mg ("6 tabletten (3.000
     mg)": 500 each), or the title of a leaflet ("Paracetamol 500 mg (Panadol)": a tablet)."""
+    mg = [a for a in found if a.unit == "mg" and len(a.parts) == 1]
+    if not mg:
+        return []
     words = t.words
     out: list[tuple[str, Decimal, Amount]] = []
-    mg = [a for a in found if a.unit == "mg" and len(a.parts) == 1]
     counts = {a.t1: a for a in found if a.unit in _COUNT_UNITS and len(a.parts) == 1}
     for a in mg:
         count = counts.get(a.t0 - 1) if words[a.t0 - 1 : a.t0] == ["("] else None
@@ -58,21 +59,27 @@ def strength_amounts(t: Tokens, found: Sequence[Amount]) -> list[tuple[str, Deci
         unit = next((FORM_UNITS[w] for w in near if w in FORM_UNITS), None)
         if unit is not None:
             out.append((unit, a.low, a))
-    words_only = [w for w, k in zip(words, t.kinds, strict=True) if k == 0]
-    if not out and len(mg) == 1 and len(found) == 1 and len(words_only) <= 6:
+    if not out and len(mg) == 1 and len(found) == 1 and sum(k == 0 for k in t.kinds) <= 6:
         out.append(("tablet", mg[0].low, mg[0]))  # a title: drug and strength
     return out
 
 
 def counted_strengths(
-    t: Tokens, found: Sequence[Amount], language: str | None
+    t: Tokens,
+    found: Sequence[Amount],
+    language: str | None,
+    stated: Sequence[tuple[str, Decimal, Amount]] | None = None,
 ) -> dict[int, tuple[Decimal, Decimal]]:
     """Counts written before a strength and its form ("one or two 500 mg tablets", "twee 250 mg
-    tabletten"): ``{start character of the strength amount: (low, high)}``."""
+    tabletten"): ``{start character of the strength amount: (low, high)}``. ``stated``: the
+    sentence's :func:`strength_amounts`, when the caller has them."""
+    stated = strength_amounts(t, found) if stated is None else stated
+    if not stated:
+        return {}
     words, kinds = t.words, t.kinds
     out: dict[int, tuple[Decimal, Decimal]] = {}
     taken = {k for a in found for k in range(a.t0, a.t1)}
-    for unit, _, a in strength_amounts(t, found):
+    for unit, _, a in stated:
         if a.t1 >= len(words) or FORM_UNITS.get(words[a.t1]) != unit:
             continue  # the form word must follow: "500 mg tablets"
         k = a.t0 - 1
@@ -115,14 +122,6 @@ def scale_counted(
             r = replace(r, amount=Span(r.amount.low * n[0], r.amount.high * n[1], "exact"))
         out.append(r)
     return tuple(out)
-
-
-def strengths(t: Tokens, found: Sequence[Amount]) -> dict[str, list[Decimal]]:
-    """The strengths of :func:`strength_amounts` per form unit."""
-    out: dict[str, list[Decimal]] = {}
-    for unit, value, _ in strength_amounts(t, found):
-        out.setdefault(unit, []).append(value)
-    return out
 
 
 def one_strength(found: Iterable[tuple[str, Decimal]]) -> dict[str, Decimal]:
