@@ -362,10 +362,9 @@ def _ages(
             and (words[j + 1] in w.years or words[j + 1] in w.months)
         ):
             j += 1  # "6-year-old", "6-jarige"
-        bare = _bare_age(tokens, i, j, lo, hi, w)
-        if first is None or (
-            not bare and (j >= hi or (words[j] not in w.years and words[j] not in w.months))
-        ):
+        unit_word = j < hi and (words[j] in w.years or words[j] in w.months)
+        bare = not unit_word and first is not None and _bare_age(tokens, i, j, lo, hi, w)
+        if first is None or not (unit_word or bare):
             i += 1
             continue
         scale = Decimal(1) if bare or words[j] in w.years else Decimal(1) / Decimal(12)
@@ -469,10 +468,13 @@ def _clause_polarity(
     all_neg = [e - 1 for _, e, c in cues if c.kind == "neg"]  # "not a reason to | avoid"
     # "without" after a phrase opens a condition, it does not negate the phrase: "neem geen
     # ibuprofen zonder overleg" is still "do not take".
-    first = min(
-        (s for s, _, c in cues if c.kind in _VOTERS and clause[0] <= s < clause[1]), default=0
-    )
-    neg_at = [k for k in all_neg if not (k > first and words[k] in _NOT_VERBAL)]
+    neg_at = all_neg
+    if any(words[k] in _NOT_VERBAL for k in all_neg):
+        first = min(
+            (s for s, _, c in cues if c.kind in _VOTERS and clause[0] <= s < clause[1]),
+            default=0,
+        )
+        neg_at = [k for k in all_neg if not (k > first and words[k] in _NOT_VERBAL)]
     uses = [(s, e) for s, e, c in cues if c.kind == "use" and clause[0] <= s < clause[1]]
     votes: list[Polarity] = []
     for s, e, cue in cues:
