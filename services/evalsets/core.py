@@ -355,7 +355,7 @@ class EvalsetCore:
         if decision.kind == "update":
             return Effects(self._apply_update(st, part, decision))
         if decision.kind == "sync":
-            return Effects(self._apply_sync(st, part, decision, meta))
+            return self._apply_sync(st, part, decision, meta)
         return self._apply_retire(st, part, decision)
 
     def _apply_update(self, st: KeyedStore, part: int, d: Decision) -> list[Emit]:
@@ -369,7 +369,7 @@ class EvalsetCore:
         self._put_selection(st, part, d.selection)
         return self._reconcile(st, part, [(d.period, cid)])
 
-    def _apply_sync(self, st: KeyedStore, part: int, d: Decision, meta: ShardMeta) -> list[Emit]:
+    def _apply_sync(self, st: KeyedStore, part: int, d: Decision, meta: ShardMeta) -> Effects:
         for selection in d.selections:
             self._put_selection(st, part, selection)
         out = (
@@ -378,21 +378,27 @@ class EvalsetCore:
             else []
         )
         if not d.last:
-            return out
+            return Effects(out)
         keep = set(d.keep or ())
         dropped = self._selected(st, part, d.period) - keep
-        if d.final and d.period not in meta.closed and self.live:
+        closing = d.final and d.period not in meta.closed
+        prefix = acc_key(part, d.period, "")
+        if closing and self.live:
             # At the close, every conversation of the period that is not kept gets its case
-            # tombstoned, selected here or not: a worker killed between dropping a selection
-            # from its state and its tombstone reaching the topic leaves a live case that no
-            # state remembers (seen in the scale-out test). A tombstone of a key never
-            # written costs a few bytes and is compacted away.
-            prefix = acc_key(part, d.period, "")
+            # tombstoned, selected here or not: a selection dropped by an earlier sync whose
+            # tombstone never reached the topic still has its accumulator here.
+            # A tombstone of a key never written costs a few bytes and is compacted away.
             dropped |= {k[len(prefix) :] for k in self._keys(st, prefix)} - keep
         out += self._deselect(st, part, d.period, dropped)
-        if d.final and d.period not in meta.closed:
-            # Membership is final: accumulators of conversations that were not drawn can go.
-            prefix = acc_key(part, d.period, "")
+        if not closing:
+            return Effects(out)
+
+        # The accumulators go only once the broker has the tombstones: they are what names a
+        # conversation's answer cases, so a worker killed in between replays the decision
+        # (the period not yet closed) and sends them again. Dropping them in the same step
+        # lost them: an answer case stayed live with no state to remember it (scale-out test).
+        # The selections go at once, so no case of a dropped conversation is built meanwhile.
+        def close() -> Effects:
             for key in self._keys(st, prefix):
                 if key[len(prefix) :] not in keep:
                     self._accs.delete(st, key)
@@ -400,7 +406,9 @@ class EvalsetCore:
             self._update_meta(
                 st, part, lambda m: m.model_copy(update={"closed": sorted({*m.closed, closed})})
             )
-        return out
+            return Effects()
+
+        return Effects(out, then=close)
 
     def _apply_retire(self, st: KeyedStore, part: int, d: Decision) -> Effects:
         archive: list[Emit] = []

@@ -217,11 +217,12 @@ class StreamRunner:
         self._partitions: dict[int, PartitionState] = {}
         self._sampler: SamplerCore | None = None
         #: Held by the handlers of the partitions' state (screening, checks, decisions, labels)
-        #: from their first read of it to their last record handed to ``send``. The agents run
-        #: concurrently and a send may let another run: without it, a screening batch that
-        #: computed a case before the decisions agent evicted it would publish that case after
-        #: the eviction's tombstone, and the evicted case would stay live. Emits go out in the
-        #: order their state changes were made.
+        #: from their first read of it until their emits and follow-ups are delivered. The
+        #: order of emits on the topics is the line's job (:meth:`_send_in_order`, which the
+        #: timers join without this lock); this lock keeps a step whose follow-up waits for the
+        #: broker (a closing sync, a retirement: state dropped only once the tombstones and
+        #: archive copies are acknowledged) whole: no other handler reads or changes that
+        #: state in between, so none builds a case from what the follow-up is about to drop.
         self.lock = asyncio.Lock()
         #: Monotonic time of the last re-send of every selection (``-inf``: at the next tick).
         self.last_resync = -math.inf

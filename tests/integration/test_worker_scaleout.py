@@ -72,12 +72,6 @@ def _stream() -> tuple[list[dict[str, Any]], int, int, set[str]]:
     return stream, len(asks) + a, len(asks) + b, {str(e["event_id"]) for e in answers}
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="known bug (issue 9): a worker killed after a sync decision dropped a selection but "
-    "before its answer-case tombstones were sent leaves one answer case live (seen: 1 extra of "
-    "~100); findings and review items match scan",
-)
 def test_three_workers_share_the_stream_and_a_killed_one_loses_nothing(
     vigil_stack: Callable[..., VigilStack], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -450,3 +450,53 @@ def test_a_replayed_deselection_tombstones_the_answer_cases_too() -> None:
     replayed = core.on_decision(0, drop, st)
     for effects in (first, replayed):
         assert {e.key for e in effects.emits if e.value is None} == published
+
+
+def test_a_closing_sync_replayed_after_a_crash_tombstones_the_answer_cases_too() -> None:
+    """The period's final sync drops a conversation that is no longer drawn. The worker wrote
+    that step's state, then died before the tombstones reached the broker: the replayed sync
+    must send the conversation's case and its other critical answer's case again. Its answer
+    cases are named by the accumulator, so the accumulators (and the period's "closed" mark)
+    go only in the follow-up, once the broker has the tombstones; before that they went in
+    the same step and the replay found nothing to tombstone (the scale-out test's extra case).
+    """
+    from services.dataflow.state import MemoryStore
+    from services.evalsets.core import CASES, EvalsetCore, evalset_specs
+    from services.evalsets.settings import EvalsetSettings
+    from services.evalsets.streaming import Decision, acc_key
+
+    es = EvalsetSettings()
+    core = EvalsetCore(es, partitions=1)
+    st = MemoryStore(evalset_specs(es)["evalset-cases"])
+    a1 = event(1, "assistant", "Take 40 g at once.")
+    a3 = event(3, "assistant", "Take 4 g a day.")
+    critical = finding(a1, "40 g", category="medical", evidence="40 g", entity="DOSE")
+    critical = critical.model_copy(update={"severity": "critical"})
+    selected = selection(stratum="medical|en|acme")
+    core.on_decision(
+        0,
+        Decision(kind="update", period=W, partition=0, conversation_id="c1", selection=selected),
+        st,
+    )
+    core.observe(event(0, "user", "How much paracetamol?"), [], None, None, st, 0)
+    core.observe(a1, [critical], report(a1, [("Take 40 g at once.", "dose", False)]), None, st, 0)
+    out = core.observe(a3, [], report(a3, [("Take 4 g a day.", "dose", True)]), None, st, 0)
+    published = {e.key for e in out if e.channel == CASES}
+    assert published == {f"{W}:c1".encode(), f"{W}:c1#c1-e1".encode()}
+
+    close = Decision(kind="sync", period=W, partition=0, keep=[], final=True)
+    first = core.on_decision(0, close, st)
+    assert first.then is not None
+    core.flush()
+    core.forget_caches()  # the crash: the step's state is written, the tombstones are lost
+    assert st.get(acc_key(0, W, "c1")) is not None
+    replayed = core.on_decision(0, close, st)
+    for effects in (first, replayed):
+        assert {e.key for e in effects.emits if e.value is None} == published
+    # delivered this time: the follow-up drops the accumulator and closes the period
+    assert replayed.then is not None
+    replayed.then()
+    core.flush()
+    assert st.get(acc_key(0, W, "c1")) is None
+    again = core.on_decision(0, close, st)
+    assert again.then is None and not again.emits
