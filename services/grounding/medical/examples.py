@@ -105,8 +105,7 @@ def run_lexicon_examples(lexicon: MedicalLexicon) -> Iterator[LexiconExample]:
         for gx in g.examples:
             words = tokenize(gx.text).words
             hits = list(lexicon.matcher(gx.language).find(words))
-            taken = {k for s, e, _ in hits for k in range(s, e)}
-            hits += lexicon.compound_conditions(words, 0, len(words), gx.language, taken)
+            hits += lexicon.compound_conditions(words, 0, len(words), gx.language, hits)
             found = {c.value for _, _, c in hits if c.kind in ("pop", "cond")}
             ok = set(gx.keys) <= found
             yield LexiconExample(

@@ -15,7 +15,7 @@ compared by :func:`spelling_key`, so the usual spelling variants need not be lis
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -184,10 +184,9 @@ class Cue:
 
     Kinds: ``qual`` (max/min/start/usual), ``basis`` (dose/day/week), ``freq`` (a count),
     ``ivl_before``, ``ivl_after``, ``pol`` (a polarity), ``modal``, ``modal_after``, ``neg``,
-    ``use``, ``dayword``, ``cmp`` (a comparison), ``change`` (a dose change), ``same`` (the claim
-    before, for other drugs), ``pop`` (a
-    population key), ``cond`` (a condition key; ``value2`` is ``"population"`` when it also
-    selects a dose).
+    ``use``, ``dayword``, ``cmp`` (a comparison), ``change`` (a dose change), ``same`` (the
+    claim before, for other drugs), ``pop`` (a population key), ``cond`` (a condition key;
+    ``value2`` is ``"population"`` when it also selects a dose).
     """
 
     kind: str
@@ -372,13 +371,20 @@ class MedicalLexicon:
         return language in self._heads
 
     def compound_conditions(
-        self, words: list[str], lo: int, hi: int, language: str, taken: set[int]
+        self,
+        words: list[str],
+        lo: int,
+        hi: int,
+        language: str,
+        found: Iterable[tuple[int, int, object]] = (),
     ) -> list[tuple[int, int, Cue]]:
         """Conditions written as the first part of a compound in a compounding language
-        ("nierklaring", "leverwaarden", "zwangerschapsdiabetes"), for tokens no cue took."""
+        ("nierklaring", "leverwaarden", "zwangerschapsdiabetes"), for tokens outside the spans
+        already ``found`` (cues, drug names)."""
         heads = self._heads.get(language)
         if not heads:
             return []
+        taken = {k for s, e, _ in found for k in range(s, e)}
         out: list[tuple[int, int, Cue]] = []
         for k in range(lo, hi):
             word = words[k]

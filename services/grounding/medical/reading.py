@@ -613,8 +613,7 @@ def read_sentence(
     cues = _negated_more(cues)
     drugs = list(lexicon.find_drugs(words, lo, hi))
     if lexicon.compounds(lang):
-        taken = {k for s, e, _ in (*cues, *drugs) for k in range(s, e)}
-        compounds = lexicon.compound_conditions(words, lo, hi, lang, taken)
+        compounds = lexicon.compound_conditions(words, lo, hi, lang, (*cues, *drugs))
         if compounds:
             cues = sorted((*cues, *compounds), key=lambda c: c[0])
     people = any(c.kind == "pop" for _, _, c in cues)
