@@ -13,7 +13,8 @@ as ``vigil scan`` checks it (sample rate 1). An answer is *flagged* when its rep
 ungrounded claim, a fabricated or an unsupported citation; *critical* when a critical finding is
 raised. A case is judged right when: kinds that must pass are not flagged; kinds that must be
 caught are flagged, and critical where the label says so. Reported per kind × language for the
-``dev`` split (used for tuning) and the ``test`` split (not), with the user's question given to
+``dev`` split (used for tuning), the ``test`` split (not) and the ``fresh`` split (a second
+held-out set written later, never tuned on), with the user's question given to
 the check as the preceding turn's medical context (drugs, population) and without it, beside two
 baselines: *flag every number* (an answer with any number is flagged and critical) and *token
 overlap ≥ .5* (an answer is flagged when a sentence shares less than half of its words with every
@@ -70,6 +71,8 @@ from services.grounding.text import claim_units, passage_units  # noqa: E402
 CORPORA = ROOT.parent / "shared" / "corpora"
 CASES = ROOT / "tests" / "data" / "grounding-cases"
 BEGIN, END = "<!-- BEGIN grounding-quality -->", "<!-- END grounding-quality -->"
+#: The adversarial set's splits, in report order, and what each is.
+SPLITS = {"dev": "tuned on", "test": "held out", "fresh": "held out, written later"}
 CBEGIN, CEND = "<!-- BEGIN grounding-cases -->", "<!-- END grounding-cases -->"
 SBEGIN, SEND = "<!-- BEGIN grounding-cases-summary -->", "<!-- END grounding-cases-summary -->"
 MUST_PASS = ("correct_paraphrase", "correct_citation", "correct_dose", "abstention")
@@ -559,24 +562,30 @@ def _cell(
 def summary_section(cases: Sequence[Case], results: Results) -> str:
     """The check (with the question's context) per kind × language on both splits, and every
     method's totals: the summary ``docs/detection-quality.md`` copies."""
-    splits = {s: [c for c in cases if c.split == s] for s in ("dev", "test")}
+    splits = {s: [c for c in cases if c.split == s] for s in SPLITS}
     check = results["check"]
     langs = ("en", "nl", "vi", None)
+    head = [f"{s} {lang or 'all'}" for s in splits for lang in langs]
     lines = [
         f"{len(cases)} answers written independently of the check (11 kinds, en/nl/vi); "
         "rate judged right by `ClaimChecker.check` with the question's medical context. "
-        "*dev* was tuned on, *test* is held out.",
+        "*dev* was tuned on, *test* is held out, *fresh* is a second held-out split written "
+        "later.",
         "",
-        "| kind | dev en | dev nl | dev vi | dev all | test en | test nl | test vi | test all |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| kind | " + " | ".join(head) + " |",
+        "|---|" + "---|" * len(head),
     ]
     for kind in KIND_ORDER:
         cells = [_cell(splits[s], check, kind, lang) for s in splits for lang in langs]
         lines.append(f"| {kind} | " + " | ".join(cells) + " |")
     lines += [
         "",
-        "| method | dev | test | correct doses flagged (dev) | (test) |",
-        "|---|---|---|---|---|",
+        "| method | "
+        + " | ".join(splits)
+        + " | correct doses flagged "
+        + " | ".join(f"({s})" for s in splits)
+        + " |",
+        "|---|" + "---|" * (2 * len(splits)),
     ]
     for method, res in results.items():
         flagged = [
@@ -602,10 +611,10 @@ def cases_section(cases: Sequence[Case], results: Results, baseline: str | None 
         ),
         "",
     ]
-    for split in ("dev", "test"):
+    for split, what in SPLITS.items():
         part = [c for c in cases if c.split == split]
         lines += [
-            f"**{split}** split" + (" (tuned on)" if split == "dev" else " (held out)"),
+            f"**{split}** split ({what})",
             "",
             "| kind | method | en | nl | vi | all |",
             "|---|---|---|---|---|---|",

@@ -37,7 +37,7 @@ Dose wins over contraindication ("do not take more than 4 g a day" is a dose sta
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final, Literal
 
 from schemas.events import ChatEvent
@@ -52,11 +52,19 @@ from services.grounding.lexicon import (
     NONCLAIM_FRAMES,
     PLEASANTRY_CUES,
     REFERRAL_CUES,
+    NonclaimFrames,
     cues_for,
 )
 from services.grounding.medical.lexicon import MedicalLexicon, load_lexicon
 from services.grounding.medical.reading import Carry, Reading, read_sentence
-from services.grounding.quantities import Quantity, amounts, flatten
+from services.grounding.medical.strength import (
+    counted_strengths,
+    counts_in_mg,
+    one_strength,
+    scale_counted,
+    strength_amounts,
+)
+from services.grounding.quantities import Amount, Quantity, amounts, flatten
 from services.grounding.sentences import Marker, split_sentences
 from services.grounding.text import claim_units, has_cue, opening_cue, phrase_key, units_of
 from services.grounding.tokens import Tokens, tokenize
@@ -184,7 +192,8 @@ def skip_reason(
 def _frame(key: str, language: str | None, *, with_unit: bool) -> SkipReason | None:
     """An abstention, hedge or referral written in free words (``rules/grounding/
     nonclaims.yaml``): speaker or source + negator + verb of knowing; a hedge; a professional
-    + a verb of contacting (only without an amount)."""
+    + a verb of contacting or deciding, or an urgency ("don't wait") (only without an
+    amount)."""
     frames = (
         [NONCLAIM_FRAMES[language]]
         if language in NONCLAIM_FRAMES
@@ -198,11 +207,22 @@ def _frame(key: str, language: str | None, *, with_unit: bool) -> SkipReason | N
             return "abstention"
         if has_cue(key, f.hedges) and not with_unit:
             return "abstention"
-        if not with_unit and has_cue(key, f.professionals) and has_cue(key, f.contact_verbs):
+        if not with_unit and _professional(key, f) and has_cue(key, f.contact_verbs):
+            return "referral"
+        if not with_unit and has_cue(key, f.urgency):
             return "referral"
         if not with_unit and has_cue(key, f.courtesy):
             return "pleasantry"
     return None
+
+
+def _professional(key: str, f: NonclaimFrames) -> bool:
+    """A professional named as a word or phrase, or as the head of a compound
+    ("diabetesverpleegkundige", "kinderarts")."""
+    if has_cue(key, f.professionals):
+        return True
+    heads = f.professional_heads
+    return bool(heads) and any(w.endswith(heads) for w in key.split() if len(w) > 5)
 
 
 def _without(key: str, phrases: tuple[str, ...]) -> str:
@@ -220,6 +240,42 @@ def _lead_in_kind(text: str, language: str | None) -> ClaimKind | None:
     if has_cue(key, cues_for(DOSE_CUES, language)):
         return "dose"
     return None
+
+
+def _counts_as_stated(
+    readings: tuple[Reading, ...], t: Tokens, found: list[Amount], language: str | None
+) -> tuple[Reading, ...]:
+    """An answer's counts of a dose form restated in mg when the sentence states the form's
+    strength: "2 tabletten van 250 mg per keer" is 500 mg per dose, "één capsule van 20 mg per
+    dag" 20 mg per day, "two 200 mg capsules" 400 mg. The strength is then no dose of its own;
+    its basis, qualifier and frequency go to the restated count where the count has none."""
+    stated = strength_amounts(t, found)
+    if not stated:
+        return readings
+    readings = scale_counted(readings, counted_strengths(t, found, language, stated))
+    per = one_strength((unit, value) for unit, value, _ in stated)
+    if not per or not any(r.unit in per for r in readings):
+        return readings
+    at = {t.starts[a.t0] for unit, _, a in stated if unit in per}
+    strength = [r for r in readings if r.unit == "mg" and r.start in at]
+    out: list[Reading] = []
+    for r in readings:
+        if r in strength:
+            continue
+        if r.unit not in per:
+            out.append(r)
+            continue
+        for mg in counts_in_mg((r,), per):
+            s = strength[0] if strength else mg
+            out.append(
+                replace(
+                    mg,
+                    basis=mg.basis or s.basis,
+                    qualifier=mg.qualifier or s.qualifier,
+                    frequency=mg.frequency or s.frequency,
+                )
+            )
+    return tuple(dict.fromkeys(out))
 
 
 def atomic_claims(
@@ -256,9 +312,10 @@ def atomic_claims(
         units = units_of(t, language, passage=False)
         read = read_sentence(t, 0, len(t), found_amounts, language, lex, carry, units)
         carry = read.carry
-        if any(not r.open for r in read.readings):
+        readings = _counts_as_stated(read.readings, t, found_amounts, language)
+        if any(not r.open for r in readings):
             kind: ClaimKind = (
-                "dose" if any(r.kind == "dose" for r in read.readings) else "contraindication"
+                "dose" if any(r.kind == "dose" for r in readings) else "contraindication"
             )
         else:  # no reading, or only an open one (its kind follows from what the passages say)
             kind = claim_kind(t, language, found, drug_names)
@@ -277,7 +334,7 @@ def atomic_claims(
                 sentence.markers,
                 found,
                 units,
-                read.readings,
+                readings,
                 leftover,
             )
         )

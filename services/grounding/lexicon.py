@@ -4,7 +4,8 @@ Hand-written for this project (not copied from a stop-word package), kept small 
 reviewed against English, Dutch and Vietnamese patient-leaflet text. The stop words include a
 few reporting and hedging words (``suggest``, ``study``, ``therefore``, ``lijkt``) that state no
 checkable fact, and the light verbs of dose statements (``take``, ``use``, ``innemen``,
-``uống``), whose content is the drug and the amount. They are part of the
+``uống``) and of going on with one (``keep going``, ``blijven``, ``tiếp tục``), whose content is
+the drug and the amount. They are part of the
 algorithm rather than operator data, so they live next to the code that explains them:
 
 - stop words are dropped before content-word support is computed. Negations (``not``, ``no``,
@@ -71,7 +72,8 @@ STOP_WORDS: Final[dict[str, frozenset[str]]] = {
         concluded conclusion conclusions result results finding findings find found data study
         studies present therefore hence overall furthermore moreover additionally likely
         possibly generally usually important importantly respectively regard regarding
-        take takes taking taken took use uses used using give gives given"""
+        take takes taking taken took use uses used using give gives given
+        keep keeps kept keeping going go goes continue continues continued continuing carry"""
     ),
     "nl": _words(
         """aan al alle alleen als alsof ben bij binnen dan dat de deze die dit doch doen door dus
@@ -82,12 +84,12 @@ STOP_WORDS: Final[dict[str, frozenset[str]]] = {
         zouden lijkt lijken blijkt blijken suggereert toont tonen laat resultaat resultaten
         studie onderzoek daarom echter bovendien belangrijk mogelijk waarschijnlijk meestal
         doorgaans gewoonlijk neem neemt nemen innemen gebruik gebruikt gebruiken geef geeft
-        geven"""
+        geven blijf blijft blijven doorgaan ga gaat"""
     ),
     "vi": _words(
         """là và của các những được có cho này với trong thì mà một để khi từ về cũng như nên
         hay hoặc bạn tôi người vào ra lên đã sẽ đang rất nếu sau trước bị do vì ở tại lại nhiều
-        ít đó kia nào gì ai hơn nhất cần phải theo bằng vẫn còn thể uống dùng sử"""
+        ít đó kia nào gì ai hơn nhất cần phải theo bằng vẫn còn thể uống dùng sử tiếp tục"""
     ),
 }
 
@@ -107,7 +109,10 @@ ABBREVIATIONS: Final[dict[str, frozenset[str]]] = {
 NEGATIONS: Final = _words("not no never none nor cannot niet geen nooit")
 
 #: A sentence made only of these words ("OK.", "Yes!", "Vâng.") asserts nothing checkable.
-ACKNOWLEDGEMENTS: Final = _words("ok okay oké oke sure yes yeah no ja nee jawel vâng dạ ừ được")
+ACKNOWLEDGEMENTS: Final = _words(
+    "ok okay oké oke sure yes yeah no nope indeed correct right ja nee neen jawel klopt "
+    "inderdaad vâng dạ ừ được không có đúng rồi"
+)
 
 #: Words that make a number with a dose unit a dose statement (drug names come from the registry).
 DOSE_CUES: Final[dict[str, tuple[str, ...]]] = {
@@ -245,7 +250,10 @@ class NonclaimFrames:
     verbs: tuple[str, ...]
     hedges: tuple[str, ...]
     professionals: tuple[str, ...]
+    #: Heads of compound professional nouns ("kinderarts", "diabetesverpleegkundige").
+    professional_heads: tuple[str, ...]
     contact_verbs: tuple[str, ...]
+    urgency: tuple[str, ...]
     contrast: tuple[str, ...]
     courtesy: tuple[str, ...]
     limits: tuple[str, ...]

@@ -23,11 +23,18 @@ from typing import Final
 
 from schemas.events import Passage
 from services.grounding.medical.lexicon import MedicalLexicon
-from services.grounding.medical.reading import Carry, Reading, Span, read_sentence
+from services.grounding.medical.reading import Carry, Reading, read_sentence
+from services.grounding.medical.strength import (
+    counted_strengths,
+    counts_in_mg,
+    one_strength,
+    scale_counted,
+    strength_amounts,
+)
 from services.grounding.quantities import Amount, amounts, flatten
 from services.grounding.sentences import split_sentences
 from services.grounding.text import units_of
-from services.grounding.tokens import Tokens, tokenize
+from services.grounding.tokens import tokenize
 
 __all__ = ["CacheStats", "PassageCache", "PreparedPassage", "prepare_passage"]
 
@@ -60,57 +67,17 @@ def _doc_drugs(doc_id: str, lexicon: MedicalLexicon) -> frozenset[str]:
     return frozenset(inn for _, _, inn in lexicon.find_drugs(t.words, 0, len(t)))
 
 
-#: Words for a unit dose form: "500 mg tablets", "tabletten van 500 mg", "viên 500 mg".
-_FORMS: Final = frozenset(
-    {
-        "tablet",
-        "tablets",
-        "capsule",
-        "capsules",
-        "tabletten",
-        "zetpil",
-        "zetpillen",
-        "suppository",
-        "suppositories",
-        "viên",
-        "comprimé",
-    }
-)
-
-
-def _strengths(t: Tokens, found: list[Amount]) -> list[Decimal]:
-    """Strengths of one tablet (mg) stated in a sentence: an mg amount next to a dose form
-    word ("500 mg tablets", "viên 500 mg"), a count restated in mg ("6 tabletten (3.000 mg)":
-    500 each), or the title of a leaflet ("Paracetamol 500 mg (Panadol)")."""
-    words = t.words
-    out: list[Decimal] = []
-    mg = [a for a in found if a.unit == "mg" and len(a.parts) == 1]
-    counts = {a.t1: a for a in found if a.unit == "tablet" and len(a.parts) == 1}
-    for a in mg:
-        count = counts.get(a.t0 - 1) if words[a.t0 - 1 : a.t0] == ["("] else None
-        if count is not None:
-            if count.low > 0:
-                out.append(a.low / count.low)
-            continue
-        after = words[a.t1 : a.t1 + 2]
-        before = words[max(0, a.t0 - 2) : a.t0]
-        if _FORMS.intersection(after) or _FORMS.intersection(before):
-            out.append(a.low)
-    words_only = [w for w, k in zip(words, t.kinds, strict=True) if k == 0]
-    if not out and len(mg) == 1 and len(found) == 1 and len(words_only) <= 6:
-        out.append(mg[0].low)  # a title: drug and strength
-    return out
-
-
-def _in_mg(readings: list[tuple[str, Reading]], strength: Decimal) -> list[tuple[str, Reading]]:
-    """Tablet counts restated in mg with the passage's one tablet strength (1–2 × 500 mg)."""
+def _in_mg(
+    readings: list[tuple[str, Reading]], strength: dict[str, Decimal]
+) -> list[tuple[str, Reading]]:
+    """Counts restated in mg with the passage's one strength per form (1–2 × 500 mg), beside
+    the counts; a restatement the passage writes itself ("6 tablets (3,000 mg)") is not
+    repeated."""
     stated = {(sentence, replace(r, start=0, end=0)) for sentence, r in readings}
     out: list[tuple[str, Reading]] = []
     for sentence, r in readings:
-        if r.unit == "tablet" and r.amount is not None:
-            amount = Span(r.amount.low * strength, r.amount.high * strength, r.amount.kind)
-            mg = replace(r, amount=amount, unit="mg")
-            if (sentence, replace(mg, start=0, end=0)) not in stated:  # "6 tablets (3,000 mg)"
+        for mg in counts_in_mg((r,), strength):
+            if (sentence, replace(mg, start=0, end=0)) not in stated:
                 out.append((sentence, mg))
     return out
 
@@ -126,11 +93,12 @@ def prepare_passage(
     drugs: set[str] = set()
     carry = Carry(drugs=_doc_drugs(passage.doc_id, lexicon))
     drugs |= carry.drugs
-    strengths: set[Decimal] = set()
+    forms: list[tuple[str, Decimal]] = []
     for sentence in split_sentences(text, language):
         t = tokenize(sentence.text, normalized=True)
         found: list[Amount] = amounts(t, language)
-        strengths.update(_strengths(t, found))
+        stated = strength_amounts(t, found)
+        forms += [(unit, value) for unit, value, _ in stated]
         for q in flatten(found):
             if q.has_unit:
                 keys.add(q.key)
@@ -139,9 +107,9 @@ def prepare_passage(
         read = read_sentence(t, 0, len(t), found, language, lexicon, carry, units)
         carry = read.carry
         drugs |= carry.drugs
-        readings.extend((sentence.text, r) for r in read.readings)
-    if len(strengths) == 1:
-        readings += _in_mg(readings, next(iter(strengths)))
+        counted = counted_strengths(t, found, language, stated)
+        readings.extend((sentence.text, r) for r in scale_counted(read.readings, counted))
+    readings += _in_mg(readings, one_strength(forms))
     readings = list(dict.fromkeys(readings))  # a repeated sentence reads the same
     units = units_of(tokenize(text, normalized=True), language, passage=True)
     size = (

@@ -85,7 +85,8 @@ tablet 1 tablets | tablet | tablets | tabletten | tabl | tab | tabs | pill | pil
 tablet 1 tablets | capsule | capsules | caps | viên | zetpil | zetpillen
 tablet 1 tablets | suppository | suppositories
 puff 1 puffs | puff | puffs | inhalation | inhalations | pufje | pufjes | nhát
-puff 1 puffs | inhalatie | inhalaties
+puff 1 puffs | inhalatie | inhalaties | actuation | actuations | verstuiving | verstuivingen
+puff 1 puffs | spray | sprays
 sachet 1 sachets | sachet | sachets | zakje | zakjes | gói
 drop 1 drops | drop | drops | druppel | druppels | giọt
 times 1 times | times | x | × | keer | maal | lần

@@ -110,7 +110,8 @@ class PhraseMatcher(Generic[P]):
     """
 
     def __init__(self, phrases: Iterable[tuple[tuple[str, ...], P]] = ()) -> None:
-        self._by_first: dict[str, list[tuple[tuple[str, ...], P]]] = {}
+        #: first word → the lengths of the phrases it starts, longest first
+        self._lengths: dict[str, tuple[int, ...]] = {}
         self._payload: dict[tuple[str, ...], P] = {}
         for words, payload in phrases:
             self.add(words, payload)
@@ -124,9 +125,8 @@ class PhraseMatcher(Generic[P]):
         if words in self._payload:
             return
         self._payload[words] = payload
-        bucket = self._by_first.setdefault(words[0], [])
-        bucket.append((words, payload))
-        bucket.sort(key=lambda item: -len(item[0]))
+        lengths = set(self._lengths.get(words[0], ())) | {len(words)}
+        self._lengths[words[0]] = tuple(sorted(lengths, reverse=True))
 
     def __contains__(self, words: object) -> bool:
         return words in self._payload
@@ -136,15 +136,18 @@ class PhraseMatcher(Generic[P]):
 
     def at(self, words: list[str], i: int, limit: int | None = None) -> tuple[int, P] | None:
         """The longest phrase starting at ``words[i]`` and ending by ``limit``:
-        ``(length, payload)``, or ``None``."""
-        bucket = self._by_first.get(words[i])
-        if bucket is None:
+        ``(length, payload)``, or ``None``. One dictionary lookup per distinct phrase length
+        of that first word, however many phrases start with it."""
+        lengths = self._lengths.get(words[i])
+        if lengths is None:
             return None
         n = len(words) if limit is None else limit
-        for phrase, payload in bucket:
-            k = len(phrase)
-            if i + k <= n and (k == 1 or tuple(words[i : i + k]) == phrase):
-                return k, payload
+        payloads = self._payload
+        for k in lengths:
+            if i + k <= n:
+                phrase = tuple(words[i : i + k])
+                if phrase in payloads:
+                    return k, payloads[phrase]
         return None
 
     def find(
@@ -152,7 +155,7 @@ class PhraseMatcher(Generic[P]):
     ) -> Iterator[tuple[int, int, P]]:
         """Non-overlapping longest matches in ``words[start:end]``: ``(first, stop, payload)``."""
         stop = len(words) if end is None else end
-        by_first = self._by_first
+        by_first = self._lengths
         i = start
         while i < stop:
             if words[i] in by_first:

@@ -2,8 +2,10 @@
 
 These checks read the data only; they do not run the grounding check. They hold the set to what its
 README promises: one JSON object per line, unique ids, at least eight cases of every kind in every
-language with both splits, passages that are valid ``Passage`` wire objects, citations that are
-fabricated exactly where the kind says so, and labels that follow the kind.
+language with both tuning splits (and a *fresh* split of at least twenty cases per language over
+every kind, written later as a second held-out set), passages that are valid ``Passage`` wire
+objects, citations that are fabricated exactly where the kind says so, and labels that follow the
+kind.
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ from schemas.events import Passage
 DATA = Path(__file__).resolve().parents[1] / "data" / "grounding-cases"
 LANGUAGES = ("en", "nl", "vi")
 MIN_PER_KIND = 8
+SPLITS = ("dev", "test", "fresh")
+MIN_FRESH_PER_LANGUAGE = 20
+MIN_FRESH_PER_KIND = 2
 
 #: kind -> (flagged, critical); ``None`` for critical means either (a citation case is critical
 #: only when it also states a wrong dose).
@@ -103,7 +108,7 @@ def test_shape(lang: str) -> None:
         assert case["language"] == lang, cid
         assert case["kind"] in LABEL_RULES, cid
         assert re.fullmatch(rf"{lang}-{case['kind']}-\d{{2}}", cid), cid
-        assert case["split"] in ("dev", "test"), cid
+        assert case["split"] in SPLITS, cid
         for field in ("question", "answer"):
             assert isinstance(case[field], str), cid
             assert case[field].strip(), cid
@@ -129,9 +134,12 @@ def test_balance_and_splits(lang: str) -> None:
     for case in ALL[lang]:
         per_kind[case["kind"]][case["split"]] += 1
     for kind, splits in per_kind.items():
-        assert splits.total() >= MIN_PER_KIND, (lang, kind, splits)
+        assert splits["dev"] + splits["test"] >= MIN_PER_KIND, (lang, kind, splits)
         assert splits["dev"] and splits["test"], (lang, kind, splits)
         assert abs(splits["dev"] - splits["test"]) <= 1, (lang, kind, splits)
+        assert splits["fresh"] >= MIN_FRESH_PER_KIND, (lang, kind, splits)
+    fresh = sum(splits["fresh"] for splits in per_kind.values())
+    assert fresh >= MIN_FRESH_PER_LANGUAGE, (lang, fresh)
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
@@ -189,12 +197,20 @@ def test_vietnamese_keeps_its_diacritics() -> None:
         assert all(marked(p["text"]) for p in case["retrieval"]), case["id"]
 
 
-def test_readme_counts_match_the_data() -> None:
+def _readme_table(section: str) -> dict[str, tuple[int, ...]]:
+    """The ``| `kind` | en | nl | vi |`` rows of one ``## section`` of the README."""
     readme = (DATA / "README.md").read_text(encoding="utf-8")
-    table = {
+    body = readme.split(f"\n## {section}\n", 1)[1].split("\n## ", 1)[0]
+    return {
         m[0]: tuple(int(n) for n in m[1:])
-        for m in re.findall(r"^\| `(\w+)` \| (\d+) \| (\d+) \| (\d+) \|$", readme, re.M)
+        for m in re.findall(r"^\| `(\w+)` \| (\d+) \| (\d+) \| (\d+) \|$", body, re.M)
     }
-    counts = Counter((case["kind"], case["language"]) for case in CASES)
+
+
+@pytest.mark.parametrize(
+    ("section", "splits"), [("Counts", ("dev", "test")), ("Fresh", ("fresh",))]
+)
+def test_readme_counts_match_the_data(section: str, splits: tuple[str, ...]) -> None:
+    counts = Counter((case["kind"], case["language"]) for case in CASES if case["split"] in splits)
     actual = {kind: tuple(counts[kind, lang] for lang in LANGUAGES) for kind in LABEL_RULES}
-    assert table == actual
+    assert _readme_table(section) == actual

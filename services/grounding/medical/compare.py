@@ -87,6 +87,9 @@ def _population_ok(a: Reading, p: Reading) -> bool:
         return False
     if not p.populations:
         return a.populations <= {"adult"}
+    grown = {"adult", "elderly"}
+    if a.age is not None and p.age is not None and a.populations | p.populations <= grown:
+        return _ages_overlap(a.age, p.age)  # 68 years old: "people over 50" speaks about them
     if not a.populations & p.populations:
         return False
     if a.age is not None and p.age is not None and a.populations & p.populations - {"adult"}:
@@ -226,6 +229,11 @@ def _dose_facets(
         against += clash
     if a.frequency is not None:
         stated = [p for p in pool if p.reading.frequency is not None]
+        # The frequency of the statement that gave the amount: "100 mg four times a day" is
+        # not backed by "50 mg four times a day, or 100 mg twice a day".
+        with_amount = [p for p in support if p.reading.frequency is not None]
+        if with_amount:
+            stated = with_amount
         if not stated:  # "7.5 mg once a week" against "7.5 mg per week": one dose per period
             stated = [
                 p

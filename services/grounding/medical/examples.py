@@ -30,11 +30,18 @@ class LexiconExample:
 
 
 def read_text(text: str, language: str, lexicon: MedicalLexicon) -> list[Reading]:
-    """The readings of one sentence (no context)."""
-    t = tokenize(text)
-    return list(
-        read_sentence(t, 0, len(t), amounts(t, language), language, lexicon, Carry()).readings
-    )
+    """The readings of an example, sentence by sentence with what each hands to the next (no
+    context before it)."""
+    from services.grounding.sentences import split_sentences
+
+    out: list[Reading] = []
+    carry = Carry()
+    for sentence in split_sentences(text, language):
+        t = tokenize(sentence.text)
+        read = read_sentence(t, 0, len(t), amounts(t, language), language, lexicon, carry)
+        out += read.readings
+        carry = read.carry
+    return out
 
 
 def _span(span: Span | None, unit: str | None = None) -> str | None:
@@ -96,11 +103,10 @@ def run_lexicon_examples(lexicon: MedicalLexicon) -> Iterator[LexiconExample]:
     groups = lexicon.group_file
     for g in (*groups.populations, *groups.conditions):
         for gx in g.examples:
-            found = {
-                c.value
-                for _, _, c in lexicon.matcher(gx.language).find(tokenize(gx.text).words)
-                if c.kind in ("pop", "cond")
-            }
+            words = tokenize(gx.text).words
+            hits = list(lexicon.matcher(gx.language).find(words))
+            hits += lexicon.compound_conditions(words, 0, len(words), gx.language, hits)
+            found = {c.value for _, _, c in hits if c.kind in ("pop", "cond")}
             ok = set(gx.keys) <= found
             yield LexiconExample(
                 "populations.yaml", g.key, gx.text, ok, f"want {gx.keys}, got {sorted(found)}"

@@ -15,7 +15,7 @@ compared by :func:`spelling_key`, so the usual spelling variants need not be lis
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -103,6 +103,8 @@ class PopulationFile(_Strict):
     neutral: Neutral
     populations: list[GroupEntry]
     conditions: list[GroupEntry]
+    #: Languages that write a condition as the first part of a compound ("nierklaring").
+    compound_languages: list[Literal["en", "nl", "vi"]] = Field(default_factory=list)
 
 
 class Scope(_Strict):
@@ -129,9 +131,22 @@ class ReadingExample(_Strict):
     expect: list[ExpectedReading] = Field(min_length=1)
 
 
+class Occasions(_Strict):
+    """Per-dose basis phrases built from two lists: a quantifier and an occasion of taking
+    ("with each meal", "bij elke maaltijd", "trong mỗi bữa ăn")."""
+
+    each: list[str] = Field(min_length=1)
+    occasions: list[str] = Field(min_length=1)
+
+    def phrases(self) -> list[str]:
+        return [f"{q} {o}" for q in self.each for o in self.occasions]
+
+
 class LanguageCues(_Strict):
     qualifier: dict[Qualifier, list[str]]
     basis: dict[Basis, list[str]]
+    #: More per-dose phrases: every quantifier with every occasion.
+    dose_occasions: Occasions | None = None
     frequency: dict[str, int]
     interval_before: list[str]
     interval_after: list[str]
@@ -145,6 +160,15 @@ class LanguageCues(_Strict):
     day_words_before: list[str]
     normal_words: list[str] = Field(default_factory=list)
     more_than: list[str] = Field(default_factory=list)
+    #: Changing a dose ("reduce the dose", "de dosis verlagen", "giảm liều"): negated, it says
+    #: the usual use is allowed ("no need to reduce the dose in the elderly"); not negated, it
+    #: says nothing about use (the amount is the claim).
+    dose_change: list[str] = Field(default_factory=list)
+    #: "The same goes for …": the safety claim before, now about the drugs named here.
+    same_for: list[str] = Field(default_factory=list)
+    #: Words that make the population after them a comparison ("the same as an adult"), not
+    #: the group the statement is about.
+    comparison: list[str] = Field(default_factory=list)
     examples: list[ReadingExample] = Field(default_factory=list)
 
 
@@ -160,8 +184,9 @@ class Cue:
 
     Kinds: ``qual`` (max/min/start/usual), ``basis`` (dose/day/week), ``freq`` (a count),
     ``ivl_before``, ``ivl_after``, ``pol`` (a polarity), ``modal``, ``modal_after``, ``neg``,
-    ``use``, ``dayword``, ``pop`` (a population key), ``cond`` (a condition key; ``value2`` is
-    ``"population"`` when it also selects a dose).
+    ``use``, ``dayword``, ``cmp`` (a comparison), ``change`` (a dose change), ``same`` (the
+    claim before, for other drugs), ``pop`` (a population key), ``cond`` (a condition key;
+    ``value2`` is ``"population"`` when it also selects a dose).
     """
 
     kind: str
@@ -225,6 +250,17 @@ class MedicalLexicon:
         for language in LANGUAGES:
             self.matchers[language] = self._compile(language, groups, getattr(cues, language))
         self.cues: dict[str, LanguageCues] = {lang: getattr(cues, lang) for lang in LANGUAGES}
+        #: One-word condition phrases per compounding language: "nier" → renal.
+        self._heads: dict[str, dict[str, Cue]] = {
+            language: {
+                p.lower(): Cue("cond", g.key, population=g.population)
+                for g in groups.conditions
+                for p in getattr(g, language)
+                if len(phrase_tokens(p)) == 1 and len(p) >= 4
+            }
+            for language in groups.compound_languages
+        }
+        self._compound_memo: dict[tuple[str, str], Cue | None] = {}
 
     def _add_drug(self, name: str, inn: str, where: Path) -> None:
         words = phrase_tokens(name)
@@ -251,6 +287,8 @@ class MedicalLexicon:
             entries += [(p, Cue("qual", q)) for p in phrases]
         for b, phrases in cues.basis.items():
             entries += [(p, Cue("basis", b)) for p in phrases]
+        if cues.dose_occasions is not None:
+            entries += [(p, Cue("basis", "dose")) for p in cues.dose_occasions.phrases()]
         entries += [(w, Cue("freq", count=n)) for w, n in cues.frequency.items()]
         entries += [(p, Cue("ivl_before")) for p in cues.interval_before]
         entries += [(p, Cue("ivl_after")) for p in cues.interval_after]
@@ -263,6 +301,9 @@ class MedicalLexicon:
         entries += [(p, Cue("dayword")) for p in cues.day_words_before]
         entries += [(p, Cue("normal")) for p in cues.normal_words]
         entries += [(p, Cue("more")) for p in cues.more_than]
+        entries += [(p, Cue("cmp")) for p in cues.comparison]
+        entries += [(p, Cue("change")) for p in cues.dose_change]
+        entries += [(p, Cue("same")) for p in cues.same_for]
         entries += [(p, Cue("neutral")) for p in getattr(groups.neutral, language)]
         for g in groups.populations:
             entries += [(p, Cue("pop", g.key)) for p in getattr(g, language)]
@@ -324,6 +365,47 @@ class MedicalLexicon:
                 continue
             yield i, i + hit[0], hit[1]
             i += hit[0]
+
+    def compounds(self, language: str) -> bool:
+        """Whether ``language`` writes conditions as the first part of compounds."""
+        return language in self._heads
+
+    def compound_conditions(
+        self,
+        words: list[str],
+        lo: int,
+        hi: int,
+        language: str,
+        found: Iterable[tuple[int, int, object]] = (),
+    ) -> list[tuple[int, int, Cue]]:
+        """Conditions written as the first part of a compound in a compounding language
+        ("nierklaring", "leverwaarden", "zwangerschapsdiabetes"), for tokens outside the spans
+        already ``found`` (cues, drug names)."""
+        heads = self._heads.get(language)
+        if not heads:
+            return []
+        taken = {k for s, e, _ in found for k in range(s, e)}
+        out: list[tuple[int, int, Cue]] = []
+        for k in range(lo, hi):
+            word = words[k]
+            if k in taken or len(word) < 8 or not word.isalpha():
+                continue
+            key = (language, word)
+            if key not in self._compound_memo:
+                if len(self._compound_memo) >= _WORD_MEMO:
+                    self._compound_memo.clear()  # bounded: start again rather than grow
+                self._compound_memo[key] = next(
+                    (
+                        heads[word[:cut]]
+                        for cut in range(len(word) - 4, 3, -1)
+                        if word[:cut] in heads
+                    ),
+                    None,
+                )
+            cue = self._compound_memo[key]
+            if cue is not None:
+                out.append((k, k + 1, cue))
+        return out
 
     def matcher(self, language: str | None) -> PhraseMatcher[Cue]:
         return self.matchers.get(language or "en", self.matchers["en"])

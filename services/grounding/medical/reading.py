@@ -37,7 +37,7 @@ from typing import Final, Literal
 
 from services.grounding.lexicon import DOSE_CUES
 from services.grounding.medical.lexicon import Basis, Cue, MedicalLexicon, Polarity, Qualifier
-from services.grounding.quantities import NUMBER_WORDS, Amount, format_decimal
+from services.grounding.quantities import NUMBER_WORDS, UNITS, Amount, format_decimal
 from services.grounding.text import has_cue, units_of
 from services.grounding.tokens import NUM, SYM, WORD, Tokens, tokenize
 
@@ -189,6 +189,12 @@ class Carry:
     drugs: frozenset[str] = frozenset()
     populations: frozenset[str] = frozenset()
     age: tuple[Decimal | None, Decimal | None] | None = None
+    #: The risk conditions of a safety claim, for a next sentence that goes on about it
+    #: without naming drug, group or condition ("… niet te verlagen; u mag gewoon de normale
+    #: dosis blijven nemen").
+    risk: frozenset[str] = frozenset()
+    #: The polarity of that safety claim, for "the same goes for …", "hetzelfde geldt voor …".
+    polarity: Polarity | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,6 +217,9 @@ class _AgeWords:
     above_after: tuple[tuple[str, ...], ...]
     below_after: tuple[tuple[str, ...], ...]
     range_words: frozenset[str] = field(default_factory=frozenset)
+    #: Nouns for people: with a comparator, a bare number after them is an age ("people over
+    #: 50", "patiënten ouder dan 75", "bệnh nhân trên 65").
+    people: frozenset[str] = field(default_factory=frozenset)
 
 
 _AGE_EN = _AgeWords(
@@ -229,6 +238,9 @@ _AGE_EN = _AgeWords(
     ),
     below_after=(("and", "under"), ("and", "younger"), ("or", "younger")),
     range_words=frozenset({"to", "-", "–", "and"}),
+    people=frozenset(
+        {"people", "patients", "persons", "those", "anyone", "adults", "men", "women", "someone"}
+    ),
 )
 _AGE_NL = _AgeWords(
     years=frozenset({"jaar", "jaren", "jr", "jarig", "jarige"}),
@@ -238,6 +250,9 @@ _AGE_NL = _AgeWords(
     above_after=(("en", "ouder"), ("of", "ouder"), ("en", "older"), ("+",)),
     below_after=(("en", "jonger"), ("of", "jonger")),
     range_words=frozenset({"tot", "-", "–", "en"}),
+    people=frozenset(
+        {"mensen", "patiënten", "personen", "volwassenen", "iemand", "mannen", "vrouwen"}
+    ),
 )
 _AGE_VI = _AgeWords(
     years=frozenset({"tuổi"}),
@@ -247,6 +262,7 @@ _AGE_VI = _AgeWords(
     above_after=(("trở", "lên"), ("tuổi", "trở", "lên"), ("+",)),
     below_after=(("trở", "xuống"), ("tuổi", "trở", "xuống")),
     range_words=frozenset({"đến", "-", "–", "tới"}),
+    people=frozenset({"người", "nhân", "ai"}),  # "bệnh nhân", "người bệnh"
 )
 _AGE_WORDS: Final = {"en": _AGE_EN, "nl": _AGE_NL, "vi": _AGE_VI}
 
@@ -293,6 +309,32 @@ def _number(word: str) -> Decimal | None:
 
 
 _AGE_MARKS: Final = frozenset({"aged", "age", "van", "ages", "leeftijd"})
+#: Marks that make a bare number an age by themselves ("aged 2 to 6"; not Dutch "van": "een
+#: klaring van 25").
+_AGE_NOUNS: Final = frozenset({"aged", "age", "ages", "leeftijd"})
+
+
+def _bare_age(tokens: Tokens, i: int, j: int, lo: int, hi: int, w: _AgeWords) -> bool:
+    """A number without "years" that is an age all the same: a whole number (or range) right
+    after an age mark ("children aged 2 to 6"), or from 2 to 120 after a comparator that
+    follows a noun for people ("people over 50", "mensen boven de 65"); never followed by a
+    unit or another number ("over 50 kg" is a weight)."""
+    words, kinds = tokens.words, tokens.kinds
+    value = _number(words[i])
+    if value is None or value != int(value) or not 0 < value <= 120:
+        return False
+    if i > lo and words[i - 1] in _AGE_NOUNS and (j >= hi or words[j] not in UNITS):
+        return True  # "children aged 2 to 6", "ages 6-11": the mark says it is an age
+    if j != i + 1 or value < 2:
+        return False
+    if j < hi and (kinds[j] == NUM or words[j] in UNITS or words[j] in ("/", "%")):
+        return False
+    before = words[max(lo, i - 4) : i]
+    comparator = next(
+        (k for k in range(len(before) - 1, -1, -1) if before[k] in w.above_before | w.below_before),
+        None,
+    )
+    return comparator is not None and bool(w.people.intersection(before[:comparator]))
 
 
 def _ages(
@@ -320,11 +362,13 @@ def _ages(
             and (words[j + 1] in w.years or words[j + 1] in w.months)
         ):
             j += 1  # "6-year-old", "6-jarige"
-        if j >= hi or (words[j] not in w.years and words[j] not in w.months) or first is None:
+        unit_word = j < hi and (words[j] in w.years or words[j] in w.months)
+        bare = not unit_word and first is not None and _bare_age(tokens, i, j, lo, hi, w)
+        if first is None or not (unit_word or bare):
             i += 1
             continue
-        scale = Decimal(1) if words[j] in w.years else Decimal(1) / Decimal(12)
-        stop = j + 1
+        scale = Decimal(1) if bare or words[j] in w.years else Decimal(1) / Decimal(12)
+        stop = j if bare else j + 1
         if stop < hi and words[stop] in ("tuổi", "old"):  # "6 tháng tuổi", "6 years old"
             stop += 1
         if stop + 1 < hi and words[stop] == "-" and words[stop + 1] == "old":
@@ -421,7 +465,16 @@ def _clause_polarity(
     words: list[str],
 ) -> Polarity | None:
     """The polarity of one clause: the strongest negative vote, else a positive one."""
-    neg_at = [s for s, _, c in cues if c.kind == "neg"]
+    all_neg = [e - 1 for _, e, c in cues if c.kind == "neg"]  # "not a reason to | avoid"
+    # "without" after a phrase opens a condition, it does not negate the phrase: "neem geen
+    # ibuprofen zonder overleg" is still "do not take".
+    neg_at = all_neg
+    if any(words[k] in _NOT_VERBAL for k in all_neg):
+        first = min(
+            (s for s, _, c in cues if c.kind in _VOTERS and clause[0] <= s < clause[1]),
+            default=0,
+        )
+        neg_at = [k for k in all_neg if not (k > first and words[k] in _NOT_VERBAL)]
     uses = [(s, e) for s, e, c in cues if c.kind == "use" and clause[0] <= s < clause[1]]
     votes: list[Polarity] = []
     for s, e, cue in cues:
@@ -432,6 +485,8 @@ def _clause_polarity(
             votes.append(flip(value) if negated(neg_at, s, e, clause) else value)
         elif cue.kind == "use" and negated(neg_at, s, e, clause):
             votes.append("avoid")
+        elif cue.kind == "change" and negated(neg_at, s, e, clause):
+            votes.append("allowed")  # "no need to reduce the dose": the usual use is fine
         elif cue.kind == "modal_after" and any(u[0] < s for u in uses):
             negative = any(negated(neg_at, u0, u1, clause) for u0, u1 in uses if u0 < s)
             votes.append("avoid" if negative else "allowed")
@@ -441,7 +496,7 @@ def _clause_polarity(
                 negated(neg_at, u0, u1, wide) for u0, u1 in uses if u0 > s
             )
             votes.append("avoid" if negative else "allowed")
-    if not votes and _negated_condition(cues, clause, neg_at, words):
+    if not votes and _negated_condition(cues, clause, all_neg, words):
         votes.append("avoid")
     negatives = [v for v in votes if v in NEGATIVE]
     if negatives:
@@ -451,6 +506,8 @@ def _clause_polarity(
 
 #: Negators that do not negate a verb ("adults without kidney problems").
 _NOT_VERBAL: Final = frozenset({"without", "zonder", "neither", "nor", "noch"})
+#: Cue kinds that vote on a clause's polarity.
+_VOTERS: Final = frozenset({"pol", "use", "change", "modal", "modal_after"})
 
 
 def _negated_condition(
@@ -507,6 +564,7 @@ def _merge_ranges(amounts: list[Amount], words: list[str]) -> list[tuple[Amount,
                 )
                 and (len(between) == 1 or between == ["tot", "en", "met"])
                 and b.high >= a.low
+                and a.per_time == b.per_time  # "1 mg/kg q12h or 1.5 mg/kg": two regimens
             ):
                 out.append((a, b))
                 i += 2
@@ -554,6 +612,10 @@ def read_sentence(
     ]
     cues = _negated_more(cues)
     drugs = list(lexicon.find_drugs(words, lo, hi))
+    if lexicon.compounds(lang):
+        compounds = lexicon.compound_conditions(words, lo, hi, lang, (*cues, *drugs))
+        if compounds:
+            cues = sorted((*cues, *compounds), key=lambda c: c[0])
     people = any(c.kind == "pop" for _, _, c in cues)
     ages = _AGE_READERS[lang](tokens, lo, hi, people)
     used: set[int] = set()
@@ -574,7 +636,8 @@ def read_sentence(
             if not (c[2].kind == "cond" and any(abs(n - c[0]) <= 4 for n in normal))
             and c[0] not in normal
         ]
-    populations = {c.value for _, _, c in cues if c.kind == "pop"}
+    compared = {s for s, _, c in cues if c.kind == "pop" and _compared(cues, s, words)}
+    populations = {c.value for s, _, c in cues if c.kind == "pop" and s not in compared}
     conditions = {c.value for _, _, c in cues if c.kind == "cond"}
     populations |= {c.value for _, _, c in cues if c.kind == "cond" and c.population}
     if "infant" in populations:
@@ -644,6 +707,8 @@ def read_sentence(
             if freq is not None:
                 items.append(_Item("freq", a.t0, a.t1, freq))
                 used.update(range(a.t0, a.t1))
+            elif _at_once(a, items):
+                used.update(range(a.t0, a.t1))
         elif a.unit == "h" and a.t0 not in cue_tokens:
             interval = _interval_of(a, cues)
             if interval is not None:
@@ -701,10 +766,11 @@ def read_sentence(
                 f.attached = True
                 if target.basis is None:
                     target.basis = "dose"
+        _share_in_parentheses(amounts, words)
         if amounts and not dose_cue:
             amounts = []
         for it in [*amounts, *(f for f in freqs if not f.attached)]:
-            inns = _drug_for(it.t0, drugs) or context_drugs
+            inns = _drug_for(it.t0, it.t1, drugs, words) or context_drugs
             source: Literal["stated", "context"] | None = (
                 "stated" if inns & stated and stated else ("context" if inns else None)
             )
@@ -732,8 +798,14 @@ def read_sentence(
     # -- contraindication readings ----------------------------------------------------------
     if not readings:
         risk = cond_keys | (pop_frozen - {"adult"}) if stated_pop or cond_keys else cond_keys
+        if not (risk or stated or stated_pop):
+            risk = carry.risk  # it goes on about the risk of the sentence before
         interaction = len(stated) >= 2
+        same = carry.polarity is not None and any(c.kind == "same" for _, _, c in cues)
         for clause, pol in clause_pols:
+            if pol is None and same and stated:
+                # "the same goes for diclofenac": the claim before, about these drugs
+                pol, risk, interaction = carry.polarity, risk or carry.risk, False
             if pol is None:
                 continue
             topic: frozenset[str] = frozenset()
@@ -767,10 +839,13 @@ def read_sentence(
     # A contraindication's risk group ("do not drink alcohol") is not who the next sentence's
     # dose is for; a dose statement's population is.
     hands_on = stated_pop and not (readings and readings[0].kind == "contraindication")
+    safety = [r for r in readings if r.kind == "contraindication" and not r.open]
     new_carry = Carry(
         drugs=stated or carry.drugs,
         populations=pop_frozen if hands_on else carry.populations,
         age=age if hands_on else carry.age,
+        risk=safety[0].conditions if safety else frozenset(),
+        polarity=safety[0].polarity if safety else None,
     )
     return SentenceReading(tuple(readings), frozenset(used), new_carry)
 
@@ -807,9 +882,23 @@ def _topic_units(
     return units_of(tokenize(" ".join(rest)), language, passage=True) if rest else frozenset()
 
 
+def _compared(cues: list[tuple[int, int, Cue]], at: int, words: list[str]) -> bool:
+    """Whether the population at token ``at`` follows a comparison ("the same as | an |
+    adult"): it is what the statement is compared with."""
+    return any(
+        c.kind == "cmp" and 0 <= at - e <= 1 and (at == e or words[e] in _ARTICLES)
+        for _, e, c in cues
+    )
+
+
+#: Articles between a comparison and its population ("as an adult", "als de volwassenen").
+_ARTICLES: Final = frozenset({"a", "an", "the", "de", "het", "een", "các", "những"})
+
+
 def _negated_more(cues: list[tuple[int, int, Cue]]) -> list[tuple[int, int, Cue]]:
-    """ "Should not take | more than 4 g", "mag niet | meer dan": a negative phrase or a negator
-    right before "more than" is a maximum, not an avoid."""
+    """ "Should not take | more than 4 g", "mag niet | meer dan", "không được | cao hơn": a
+    negative phrase or a negator (with a use verb or a modal after it) right before "more
+    than" is a maximum, not an avoid."""
     out: list[tuple[int, int, Cue]] = []
     for s, e, cue in cues:
         if cue.kind == "more":
@@ -819,7 +908,11 @@ def _negated_more(cues: list[tuple[int, int, Cue]]) -> list[tuple[int, int, Cue]
                 and (
                     out[-1][2].kind == "neg"
                     or (out[-1][2].kind == "pol" and out[-1][2].value in NEGATIVE)
-                    or (out[-1][2].kind == "use" and len(out) > 1 and out[-2][2].kind == "neg")
+                    or (
+                        out[-1][2].kind in ("use", "modal", "modal_after")
+                        and len(out) > 1
+                        and out[-2][2].kind == "neg"
+                    )
                 )
             ):
                 start = out[-1][0]
@@ -845,12 +938,35 @@ def _has_dose_cue(words: list[str], lo: int, hi: int, language: str) -> bool:
     return has_cue(key, DOSE_CUES.get(language, ()))
 
 
-def _drug_for(t: int, drugs: list[tuple[int, int, str]]) -> frozenset[str]:
+#: Words between an amount and the drug it is of: "20 mg of simvastatin", "20 mg van".
+_OF: Final = frozenset({"of", "van", "the", "de", "het", "thuốc"})
+
+
+def _drug_for(
+    t: int, t1: int, drugs: list[tuple[int, int, str]], words: list[str]
+) -> frozenset[str]:
+    """The drug of the amount at tokens ``[t, t1)``: one written right after it ("20 mg of
+    simvastatin", "10 mg loratadin"), else the last one before it, else the first after."""
+    right = [inn for s, _, inn in drugs if t1 <= s <= t1 + 2 and _OF.issuperset(words[t1:s])]
+    if right:
+        return frozenset({right[0]})
     before = [inn for s, _, inn in drugs if s < t]
     if before:
         return frozenset({before[-1]})
     after = [inn for s, _, inn in drugs if s > t]
     return frozenset({after[0]}) if after else frozenset()
+
+
+def _at_once(a: Amount, items: list[_Item]) -> bool:
+    """ "uống một lần 1 g", "1 keer 2 tabletten": one time, with no period, right before a dose
+    amount is that amount taken at once (per dose); the amount gets the basis."""
+    if a.low != 1 or a.high != 1 or a.per_time is not None:
+        return False
+    nxt = next((it for it in items if it.kind == "amount" and 0 <= it.t0 - a.t1 <= 2), None)
+    if nxt is None or nxt.basis is not None:
+        return False
+    nxt.basis = "dose"
+    return True
 
 
 def _frequency_of(a: Amount, cues: list[tuple[int, int, Cue]], taken: set[int]) -> Span | None:
@@ -889,7 +1005,8 @@ def _interval_of(a: Amount, cues: list[tuple[int, int, Cue]]) -> Span | None:
 
 
 def _apply_qualifiers(items: list[_Item], cues: list[tuple[int, int, Cue]]) -> None:
-    """Each qualifier phrase applies to the next item within 8 tokens after it."""
+    """Each qualifier phrase applies to the next item within 8 tokens after it; a limit (max /
+    min) is not undone by a "usual" or "start" word after it."""
     for _s, e, cue in cues:
         if cue.kind != "qual":
             continue
@@ -897,6 +1014,8 @@ def _apply_qualifiers(items: list[_Item], cues: list[tuple[int, int, Cue]]) -> N
         if nxt is None:
             continue
         if nxt.kind == "amount":
+            if nxt.qualifier in ("max", "min") and cue.value in ("usual", "start"):
+                continue  # "the maximum recommended dose": a limit, whatever word follows
             nxt.qualifier = cue.value  # type: ignore[assignment]
         elif cue.value in ("max", "min") and nxt.span.kind == "exact":
             if cue.value == "max":
@@ -916,6 +1035,17 @@ def _apply_parentheses(items: list[_Item], words: list[str]) -> None:
             before.basis = before.basis or inner.basis
             if inner.qualifier in ("max", "min") and inner.span.kind == "exact":
                 inner.span = _qualified(inner.span, inner.qualifier)
+
+
+def _share_in_parentheses(amounts: list[_Item], words: list[str]) -> None:
+    """ "5 mg (5 ml syrup) once a day": the amount in brackets and the one before it are one
+    dose, so a frequency read for either is the other's too."""
+    for before, inner in itertools.pairwise(amounts):
+        if words[before.t1 : inner.t0] == ["("]:
+            frequency = before.frequency or inner.frequency
+            before.frequency = inner.frequency = frequency
+            before.basis = before.basis or inner.basis
+            inner.basis = inner.basis or before.basis
 
 
 def _apply_basis(items: list[_Item], cues: list[tuple[int, int, Cue]], taken: set[int]) -> None:

@@ -1,0 +1,148 @@
+"""The strength of one unit dose form — a tablet, a puff, a sachet — stated in a sentence, and
+counts of that form restated in mg.
+
+"Each puff delivers 100 micrograms" and "one or two puffs" together say "100 to 200 micrograms";
+"één capsule van 20 mg per dag" says "20 mg per dag". A passage's counts are restated with the
+passage's one strength per form (beside the counts, so either wording of the answer finds its
+match); an answer's counts with the strength the answer sentence itself states (instead of the
+counts: "một viên 75 mg" is a claim about 75 mg, not about a tablet the passage never counts).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
+from decimal import Decimal
+from typing import Final
+
+from services.grounding.medical.reading import Reading, Span
+from services.grounding.quantities import NUMBER_WORDS, UNITS, Amount, parse_number
+from services.grounding.tokens import NUM, Tokens
+
+__all__ = [
+    "FORM_UNITS",
+    "counted_strengths",
+    "counts_in_mg",
+    "one_strength",
+    "scale_counted",
+    "strength_amounts",
+]
+
+#: Words for a unit dose form and the count unit it is counted in: the count units of
+#: ``quantities`` ("500 mg tablets", "tabletten van 500 mg", "viên 500 mg", "100 microgram per
+#: inhalatie", "each puff delivers 100 micrograms", "mỗi gói chứa 4 mg") and words that name the
+#: form without counting it ("mỗi nhát xịt chứa 100 microgam").
+FORM_UNITS: Final[Mapping[str, str]] = {
+    **{w: u.base for w, u in UNITS.items() if u.base in ("tablet", "puff", "sachet")},
+    "xịt": "puff",
+    "comprimé": "tablet",
+}
+
+
+def strength_amounts(t: Tokens, found: Sequence[Amount]) -> list[tuple[str, Decimal, Amount]]:
+    """``(form unit, mg per unit, the amount that says it)`` for every strength stated in a
+    sentence: an mg amount next to a form word, a count restated in mg ("6 tabletten (3.000
+    mg)": 500 each), or the title of a leaflet ("Paracetamol 500 mg (Panadol)": a tablet)."""
+    mg = [a for a in found if a.unit == "mg" and len(a.parts) == 1]
+    if not mg:
+        return []
+    words = t.words
+    out: list[tuple[str, Decimal, Amount]] = []
+    counts = {a.t1: a for a in found if a.unit in _COUNT_UNITS and len(a.parts) == 1}
+    for a in mg:
+        count = counts.get(a.t0 - 1) if words[a.t0 - 1 : a.t0] == ["("] else None
+        if count is not None:
+            if count.low > 0:
+                out.append((count.unit, a.low / count.low, a))
+            continue
+        near = (*words[a.t1 : a.t1 + 2], *reversed(words[max(0, a.t0 - 2) : a.t0]))
+        unit = next((FORM_UNITS[w] for w in near if w in FORM_UNITS), None)
+        if unit is not None:
+            out.append((unit, a.low, a))
+    if not out and len(mg) == 1 and len(found) == 1 and sum(k == 0 for k in t.kinds) <= 6:
+        out.append(("tablet", mg[0].low, mg[0]))  # a title: drug and strength
+    return out
+
+
+def counted_strengths(
+    t: Tokens,
+    found: Sequence[Amount],
+    language: str | None,
+    stated: Sequence[tuple[str, Decimal, Amount]] | None = None,
+) -> dict[int, tuple[Decimal, Decimal]]:
+    """Counts written before a strength and its form ("one or two 500 mg tablets", "twee 250 mg
+    tabletten"): ``{start character of the strength amount: (low, high)}``. ``stated``: the
+    sentence's :func:`strength_amounts`, when the caller has them."""
+    stated = strength_amounts(t, found) if stated is None else stated
+    if not stated:
+        return {}
+    words, kinds = t.words, t.kinds
+    out: dict[int, tuple[Decimal, Decimal]] = {}
+    taken = {k for a in found for k in range(a.t0, a.t1)}
+    for unit, _, a in stated:
+        if a.t1 >= len(words) or FORM_UNITS.get(words[a.t1]) != unit:
+            continue  # the form word must follow: "500 mg tablets"
+        k = a.t0 - 1
+        high = _count_word(words, kinds, k, taken, language)
+        if high is None:
+            continue
+        low = high
+        if k >= 2 and words[k - 1] in _CONNECTORS:
+            first = _count_word(words, kinds, k - 2, taken, language)
+            if first is not None and first < high:
+                low = first
+        out[t.starts[a.t0]] = (low, high)
+    return out
+
+
+def _count_word(
+    words: list[str], kinds: Sequence[int], k: int, taken: set[int], language: str | None
+) -> Decimal | None:
+    """A small whole number at token ``k`` that no amount uses (digits or a number word)."""
+    if k < 0 or k in taken:
+        return None
+    word = words[k]
+    if kinds[k] != NUM and word not in NUMBER_WORDS:
+        return None
+    value = parse_number(word, language)
+    if value is None or value != value.to_integral_value() or not 0 < value <= 12:
+        return None
+    return value
+
+
+def scale_counted(
+    readings: Iterable[Reading], counted: Mapping[int, tuple[Decimal, Decimal]]
+) -> tuple[Reading, ...]:
+    """Readings of a strength with a count before it, multiplied out ("one or two 500 mg
+    tablets" is 500–1000 mg)."""
+    out: list[Reading] = []
+    for r in readings:
+        n = counted.get(r.start) if r.unit == "mg" else None
+        if n is not None and r.amount is not None and r.amount.kind == "exact":
+            r = replace(r, amount=Span(r.amount.low * n[0], r.amount.high * n[1], "exact"))
+        out.append(r)
+    return tuple(out)
+
+
+def one_strength(found: Iterable[tuple[str, Decimal]]) -> dict[str, Decimal]:
+    """The strength per form where a text states exactly one for it."""
+    seen: dict[str, set[Decimal]] = {}
+    for unit, value in found:
+        seen.setdefault(unit, set()).add(value)
+    return {unit: next(iter(values)) for unit, values in seen.items() if len(values) == 1}
+
+
+def counts_in_mg(readings: Iterable[Reading], strength: Mapping[str, Decimal]) -> list[Reading]:
+    """Each count reading of a form with a known strength, restated in mg (1–2 × 500 mg)."""
+    out: list[Reading] = []
+    for r in readings:
+        per = strength.get(r.unit or "")
+        if per is not None and r.amount is not None:
+            amount = Span(r.amount.low * per, r.amount.high * per, r.amount.kind)
+            out.append(replace(r, amount=amount, unit="mg"))
+    return out
+
+
+_COUNT_UNITS: Final = frozenset(FORM_UNITS.values())
+#: Between the two counts of a range ("one or two", "1 à 2", "một hoặc hai").
+_CONNECTORS: Final = frozenset({"or", "to", "-", "–", "of", "tot", "à", "hoặc", "đến", "tới"})
