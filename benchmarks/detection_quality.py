@@ -845,7 +845,7 @@ def echo_check(repo_root: Path = REPO_ROOT, n: int = 400, seed: int = 20241205) 
             memory = screen(user, engine, None, key=key).memory
             assert memory is not None, said.format(value)
             blind = memory.model_copy(
-                update={"seen": {d: r._replace(rule=None) for d, r in memory.seen.items()}}
+                update={"seen": {d: (r[0], r[1], None) for d, r in memory.seen.items()}}
             )
             row.pairs += 1
             for mem, attr in ((blind, "rules_only"), (memory, "with_memory")):

@@ -69,3 +69,15 @@ def test_the_document_shows_the_current_numbers(report: Report) -> None:
             f"{r.recall:.3f}",
         ]
         assert cells[2:10] == expected, f"{DOC.name} is stale for {entity}: regenerate it"
+
+
+def test_the_echo_measurement_runs_and_memory_finds_every_echo() -> None:
+    """The document's echo section: with the conversation memory every echoed value is found and
+    no other number is taken for an echo (a small run; the document uses 400 pairs)."""
+    from benchmarks.detection_quality import echo_check
+
+    rows = echo_check(REPO, n=6)
+    assert rows
+    for row in rows:
+        assert row.pairs == 6 and row.with_memory == 6, row
+        assert row.false_echoes == 0, row
