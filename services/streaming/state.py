@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import struct
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from functools import partial
 from typing import Any
 
@@ -62,17 +62,22 @@ class TableBackend:
     that scope's transaction (the one of the batch's source partition), drained by the scope
     itself; a record written outside one goes out without a transaction
     (:mod:`services.streaming.transactions`). Acknowledged offsets become the store's persisted
-    offsets (where recovery starts reading the changelog), as Faust's own tables do; under
-    ``exactly_once`` at the next commit.
+    offsets (where recovery starts reading the changelog), as Faust's own tables do. Under
+    ``exactly_once`` a transaction's records reach the local store only when it commits
+    (:meth:`committed`), and no offset is persisted: recovery reads the compacted changelog,
+    ``read_committed``, from its start, so an aborted transaction leaves nothing behind.
     """
 
     def __init__(self, table: Any) -> None:
         self.table = table
         #: key -> the future of its last changelog record not yet acknowledged
         self.last_write: dict[bytes, asyncio.Future[Any]] = {}
-        #: key -> (partition, value or ``None`` for a deletion) of that last record: what reads
-        #: see until it is acknowledged and written to the local store
-        self._unacked: dict[bytes, tuple[int, bytes | None]] = {}
+        #: key -> (partition, value or ``None`` for a deletion, its write's future) of that
+        #: last record: what reads see until it is in the local store
+        self._unacked: dict[bytes, tuple[int, bytes | None, asyncio.Future[Any]]] = {}
+        #: acknowledged records of a transaction not yet committed, by transactional id: they
+        #: reach the local store when it commits (:meth:`committed`)
+        self._uncommitted: dict[str, list[tuple[int, bytes, bytes | None, Any]]] = {}
         #: records not yet handed to the producer, by the transaction they belong to (``None``:
         #: none, the only one at least once; exactly once, a batch scope's transactional id)
         self._outboxes: dict[str | None, list[tuple[int, bytes, bytes | None, Any]]] = {}
@@ -106,7 +111,7 @@ class TableBackend:
         loop = asyncio.get_running_loop()
         done: asyncio.Future[Any] = loop.create_future()
         self.last_write[key] = done
-        self._unacked[key] = (partition, value)
+        self._unacked[key] = (partition, value, done)
         done.add_done_callback(partial(self._written, key))
         transaction = current_transaction()
         self._outboxes.setdefault(transaction, []).append((partition, key, value, done))
@@ -134,8 +139,9 @@ class TableBackend:
         """The record is acknowledged (or failed for good): into the local store; reads go
         there once no later write of the key waits."""
         self._store_put(partition, key, value)
-        if self.last_write.get(key) is done:
-            self._unacked.pop(key, None)
+        hit = self._unacked.get(key)
+        if hit is not None and hit[2] is done:
+            del self._unacked[key]
 
     async def _drain_soon(self) -> None:
         try:
@@ -163,14 +169,27 @@ class TableBackend:
                         self._settle(partition, key, value, done)
                         self._failed(done, exc, key)
                         continue
-                    fut.add_done_callback(partial(self._sent, (partition, key, value, done)))
+                    fut.add_done_callback(
+                        partial(self._sent, (partition, key, value, done), transaction)
+                    )
 
     def _sent(
         self,
         record: tuple[int, bytes, bytes | None, asyncio.Future[Any]],
+        transaction: str | None,
         fut: asyncio.Future[Any],
     ) -> None:
         partition, key, value, done = record
+        failed = fut.cancelled() or fut.exception() is not None
+        if transaction is not None and not failed:
+            # Acknowledged is not committed: a worker killed before the commit aborts the
+            # transaction, and a local store holding its writes (an event marked seen, a
+            # selection dropped) would outlive them on the same data dir: the batch replayed
+            # after the restart would skip what it must redo. Into the store at the commit.
+            self._uncommitted.setdefault(transaction, []).append(record)
+            if not done.done():
+                done.set_result(fut.result())
+            return
         # Into the local store before the offset can be persisted (a store whose persisted
         # offset covers a record holds that record's write). A record that failed for good is
         # written locally all the same: this worker goes on from its own writes.
@@ -207,12 +226,19 @@ class TableBackend:
         """Acknowledged offsets become persisted offsets (once per loop turn, not per record)."""
         self._persist_scheduled = False
         acked, self._acked = self._acked, {}
-        app = self.table.app
+        if self.table.app.in_transaction:
+            return  # exactly once: recovery reads the changelog from its start (committed)
         for tp, offset in acked.items():
-            if app.in_transaction:
-                app.tables.persist_offset_on_commit(self.store, tp, offset)
-            else:
-                self.store.set_persisted_offset(tp, offset)
+            self.store.set_persisted_offset(tp, offset)
+
+    def committed(self, transactions: Iterable[str]) -> None:
+        """The transactions with these ids committed: their acknowledged records go into the
+        local store. (Records acknowledged after the commit wait for the next one; a worker
+        killed in between recovers them from the changelog, which under ``exactly_once`` is read
+        from its start: no changelog offset is persisted in that mode.)"""
+        for transaction in transactions:
+            for partition, key, value, done in self._uncommitted.pop(transaction, ()):
+                self._settle(partition, key, value, done)
 
     def _written(self, key: bytes, fut: Any) -> None:
         if self.last_write.get(key) is fut:
@@ -237,7 +263,7 @@ class TableBackend:
             for key, value in list(store.data.items()):
                 if isinstance(key, bytes) and key.startswith(prefix) and value is not None:
                     found[key] = bytes(value)
-        for key, (part, value) in list(self._unacked.items()):
+        for key, (part, value, _) in list(self._unacked.items()):
             if part == partition and key.startswith(prefix):
                 found[key] = value
         for key in sorted(found):

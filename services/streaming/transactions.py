@@ -39,11 +39,12 @@ from __future__ import annotations
 import asyncio
 import contextvars
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from faust.transport.consumer import TransactionManager
 from faust.transport.drivers.aiokafka import Consumer
+from faust.types import TP
 from faust.types.transports import TPorTopicSet
 
 if TYPE_CHECKING:
@@ -104,6 +105,20 @@ class ScopedConsumer(Consumer):
     ) -> bool:
         async with self.app.vigil_transactions.lock:  # type: ignore[attr-defined]
             return await super().commit(topics, start_new_transaction=start_new_transaction)
+
+    async def _commit_offsets(
+        self, offsets: Mapping[TP, int], start_new_transaction: bool = True
+    ) -> bool:
+        """Faust's commit; then the state writes of the transactions it committed go into the
+        local store (:meth:`~services.streaming.state.TableBackend.committed`)."""
+        assigned = self.assignment()
+        did_commit = await super()._commit_offsets(offsets, start_new_transaction)
+        if did_commit:
+            vt = self.app.vigil_transactions  # type: ignore[attr-defined]
+            vt.backend.committed(
+                {vt.transactional_id(tp.topic, tp.partition) for tp in offsets if tp in assigned}
+            )
+        return bool(did_commit)
 
 
 class Transactions:

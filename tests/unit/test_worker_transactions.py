@@ -239,8 +239,19 @@ async def test_state_writes_go_out_in_the_transaction_that_wrote_them() -> None:
     ]
     await settle()
     assert backend.pending(1, "memory", "b") is None
+    # Acknowledged is not committed: the transaction's writes are read back from memory and
+    # reach the local store only when it commits (an aborted one leaves the store as it was).
+    assert table.data.data == {b"1|memory|a": b"x", b"2|memory|c": b"z"}
+    assert backend.get(1, b"1|memory|b") == b"y" and backend.get(1, b"1|memory|a") is None
+    backend.committed(["vigil-0-2"])  # another partition's transaction
+    assert table.data.data == {b"1|memory|a": b"x", b"2|memory|c": b"z"}
+    backend.committed(["vigil-0-1"])
     assert table.data.data == {b"1|memory|b": b"y", b"2|memory|c": b"z"}
+    assert backend.get(1, b"1|memory|b") == b"y" and backend.get(1, b"1|memory|a") is None
+    assert not backend._unacked  # nothing left shadowing the store
+    # Offsets persist for records outside a transaction only (exactly once, none at all:
+    # recovery then reads the committed changelog from its start).
     assert table.data.persisted == {
-        ("vigil-state-changelog", 1): 4,
+        ("vigil-state-changelog", 1): 1,
         ("vigil-state-changelog", 2): 2,
     }
