@@ -63,6 +63,8 @@ class CheckRequest(BaseModel):
     decision: SampleDecision
     #: The answer's screening findings: values they matched are masked in the report.
     findings: list[Finding] = []
+    #: Drugs and population of the user turn before the answer (no text), for its check.
+    context: MedicalContext | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,7 +30,7 @@ from schemas.evalset import EvalCase, FileSource
 from schemas.events import ChatEvent
 from schemas.outputs import Severity
 from schemas.review import ReviewItem
-from schemas.verdicts import GroundingReport, JudgeLabel
+from schemas.verdicts import GroundingReport, JudgeLabel, MedicalContext
 from services.checking import judge_config
 from services.dataflow.flow import (
     DLQ,
@@ -38,10 +38,12 @@ from services.dataflow.flow import (
     KEPT_TO_END,
     VERDICTS,
     Dataflow,
+    Judging,
     PartitionState,
     Source,
     Step,
 )
+from services.dataflow.questions import QUESTIONS
 from services.dataflow.records import Effects, Emit, encode
 from services.dataflow.spill import SpillFile, SqliteStore
 from services.dataflow.state import KeyedStore, MemoryStore
@@ -278,6 +280,7 @@ class _ScanRunner:
             memory=s["memory"],
             events=s["events"],
             held=s["held"],
+            questions=s[QUESTIONS],
             review=ReviewState(
                 items=s["review-items"], context=s["review-context"], caps=s["review-caps"]
             ),
@@ -379,9 +382,9 @@ def _raw(value: BaseModel | bytes | None) -> bytes:
     return value if isinstance(value, bytes) else b""
 
 
-def _judge_fn(judge: BlockingJudge, pipe: Pipeline) -> Callable[[ChatEvent], dict[str, JudgeLabel]]:
-    def ask(event: ChatEvent) -> dict[str, JudgeLabel]:
-        requests = pipe.checker.judge_requests(event)
+def _judge_fn(judge: BlockingJudge, pipe: Pipeline) -> Judging:
+    def ask(event: ChatEvent, context: MedicalContext | None) -> dict[str, JudgeLabel]:
+        requests = pipe.checker.judge_requests(event, context)
         results = judge.run(requests)
         return {r.hypothesis: res.label for r, res in zip(requests, results, strict=True)}
 

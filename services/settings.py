@@ -112,6 +112,13 @@ class Settings(BaseSettings):
     #: partition in the worker, per run in a scan). The window is event time in a scan.
     duplicate_window_seconds: float = Field(default=24 * 3600, gt=0)
     duplicate_max_events: int = Field(default=1_000_000, ge=1)
+    #: The claim check of an answer uses the drugs and population of the latest user turn before
+    #: it (derived data, never the text): kept for at most this many user turns per
+    #: conversation, this many conversations (per partition in the worker, per run in a scan),
+    #: and this long after the conversation's last user turn that named any.
+    question_context_max_turns: int = Field(default=4, ge=1, le=64)
+    question_context_max_conversations: int = Field(default=100_000, ge=1)
+    question_context_max_age_seconds: float = Field(default=7 * 24 * 3600, gt=0)
     #: Echo or leak by turn order: an answer with a leak is held this long (the runner's clock:
     #: event time in a scan, wall time in the worker) for a late user turn to arrive, then
     #: screened again; 0 holds nothing. At most ``reorder_max_held`` answers per conversation

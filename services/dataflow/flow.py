@@ -40,10 +40,11 @@ from prometheus_client import CollectorRegistry
 
 from schemas.events import ChatEvent
 from schemas.outputs import DeadLetter, Finding
-from schemas.verdicts import GroundingReport, JudgeLabel
+from schemas.verdicts import GroundingReport, JudgeLabel, MedicalContext
 from services.alerting.core import WindowCounter, alerting_specs
 from services.alerting.settings import AlertingSettings
 from services.checking import CheckRequest
+from services.dataflow.questions import QuestionContexts
 from services.dataflow.records import Emit, Source
 from services.dataflow.reorder import HELD, Reorder, held_spec
 from services.dataflow.state import KeyedStore, StateSpec
@@ -63,6 +64,7 @@ __all__ = [
     "FINDINGS",
     "VERDICTS",
     "Dataflow",
+    "Judging",
     "PartitionState",
     "Source",
     "Step",
@@ -86,6 +88,8 @@ class _Unread:
 
 
 UNREAD = _Unread()
+#: The runner's judge for an answer and its question's context: the judge's labels of its claims.
+Judging = Callable[[ChatEvent, MedicalContext | None], dict[str, JudgeLabel]]
 #: The position of a record (a Kafka offset or a line number), as ASCII digits.
 _EVENT_MARK_BYTES = 24
 
@@ -102,9 +106,14 @@ class PartitionState:
     events: KeyedStore | None = None
     #: Answers held for the reorder window (:mod:`services.dataflow.reorder`).
     held: KeyedStore | None = None
+    #: Drugs and population of user turns, for their answers' checks
+    #: (:mod:`services.dataflow.questions`).
+    questions: KeyedStore | None = None
 
     def stores(self) -> Iterator[KeyedStore]:
         yield self.memory
+        if self.questions is not None:
+            yield self.questions
         if self.events is not None:
             yield self.events
         if self.held is not None:
@@ -204,10 +213,12 @@ class Dataflow:
             else None
         )
         self.reorder = Reorder(settings)
+        self.questions = QuestionContexts(settings, self.pipeline.checker)
         self.specs: dict[str, StateSpec] = {
             "memory": self.memory_spec(settings),
             "events": self.events_spec(settings),
             HELD: held_spec(settings),
+            self.questions.spec.kind: self.questions.spec,
         }
         self.specs.update(review_specs(self.review_settings, policy))
         if self.evalsets is not None:
@@ -302,6 +313,8 @@ class Dataflow:
         if memory is not None and memory is not before:
             st.memory[cid] = memory.model_dump_json().encode()
         self.pipeline.count(event, out, seconds)
+        if st.questions is not None:
+            self.questions.remember(st.questions, event)
         step.event = event
         step.abstained = out.abstained
         step.findings = list(out.findings)
@@ -353,7 +366,7 @@ class Dataflow:
         now: float,
         deferred: bool = False,
         everything: bool = False,
-        judge: Callable[[ChatEvent], dict[str, JudgeLabel]] | None = None,
+        judge: Judging | None = None,
     ) -> list[Step]:
         """Release every held answer of the partition (or run) that is due, or all of them
         (``everything``: the end of a scan). The runners call this at their sweeps."""
@@ -371,7 +384,7 @@ class Dataflow:
         st: PartitionState,
         now: float,
         deferred: bool,
-        judge: Callable[[ChatEvent], dict[str, JudgeLabel]] | None,
+        judge: Judging | None,
     ) -> Callable[[ChatEvent, Source], Step]:
         """How a released answer is processed: as the runner processes records."""
         if deferred:
@@ -398,9 +411,15 @@ class Dataflow:
                 now=now,
             )
 
-    def judge_requests(self, event: ChatEvent) -> list[JudgeRequest]:
-        """What to ask the judge about an answer's claims."""
-        return self.pipeline.checker.judge_requests(event)
+    def judge_requests(
+        self, event: ChatEvent, context: MedicalContext | None = None
+    ) -> list[JudgeRequest]:
+        """What to ask the judge about an answer's claims (``context``: as for its check)."""
+        return self.pipeline.checker.judge_requests(event, context)
+
+    def _question(self, event: ChatEvent, st: PartitionState) -> MedicalContext | None:
+        """The context of the user turn before the answer ``event``, for its check."""
+        return None if st.questions is None else self.questions.for_answer(st.questions, event)
 
     # ------------------------------------------------------------------ inline
 
@@ -411,7 +430,7 @@ class Dataflow:
         st: PartitionState,
         *,
         now: float,
-        judge: Callable[[ChatEvent], dict[str, JudgeLabel]] | None = None,
+        judge: Judging | None = None,
     ) -> Step:
         """Every stage for one record, the check inline (see the module docstring). ``judge``
         asks the judge about a sampled answer's claims (``vigil scan`` with a judge)."""
@@ -430,7 +449,7 @@ class Dataflow:
         now: float,
         *,
         deferred: bool,
-        judge: Callable[[ChatEvent], dict[str, JudgeLabel]] | None,
+        judge: Judging | None,
     ) -> Step | _Taken:
         """What both compositions do before screening: decode (or a dead letter), skip a
         repeated event id, release the conversation's held answers that must go first."""
@@ -462,7 +481,7 @@ class Dataflow:
         source: Source,
         st: PartitionState,
         now: float,
-        judge: Callable[[ChatEvent], dict[str, JudgeLabel]] | None,
+        judge: Judging | None,
         *,
         released: bool = False,
         memory: ConversationMemory | _Unread | None = UNREAD,
@@ -473,8 +492,9 @@ class Dataflow:
         screened = list(step.findings)
         decision = step.decision
         if decision is not None and decision.sampled:
-            labels = judge(event) if judge is not None else None
-            checked = self.pipeline.check(event, decision, labels, screened)
+            context = self._question(event, st)
+            labels = judge(event, context) if judge is not None else None
+            checked = self.pipeline.check(event, decision, labels, screened, context)
             step.report = checked.report
             step.findings += checked.findings
             key = event.conversation_id.encode()
@@ -554,7 +574,12 @@ class Dataflow:
         check: Literal["pending"] | None = "pending" if sampled else None
         self._after(event, step, st, source, now, screened=screened, check=check, released=released)
         if sampled and step.decision is not None:
-            request = CheckRequest(event=event, decision=step.decision, findings=screened)
+            request = CheckRequest(
+                event=event,
+                decision=step.decision,
+                findings=screened,
+                context=self._question(event, st),
+            )
             step.request = request
             step.emits.append(Emit(CHECKS, event.conversation_id.encode(), request))
         return step
@@ -570,7 +595,9 @@ class Dataflow:
     ) -> Step:
         """The claim check of a sampled answer and the hooks that see its verdict."""
         event = request.event
-        checked = self.pipeline.check(event, request.decision, judge, request.findings)
+        checked = self.pipeline.check(
+            event, request.decision, judge, request.findings, request.context
+        )
         key = event.conversation_id.encode()
         step = Step(
             event=event, report=checked.report, findings=[*request.findings, *checked.findings]

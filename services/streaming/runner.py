@@ -36,6 +36,7 @@ from schemas.verdicts import JudgeLabel
 from services.alerting.core import JsonView
 from services.checking import CheckRequest
 from services.dataflow.flow import DLQ, Dataflow, PartitionState, Source, Step
+from services.dataflow.questions import QUESTIONS
 from services.dataflow.records import Effects, Emit, encode
 from services.dataflow.state import KeyedStore, MemoryStore
 from services.evalsets.core import DECISIONS, SAMPLES
@@ -243,6 +244,7 @@ class StreamRunner:
                 memory=s("memory", partition),
                 events=s("events", partition),
                 held=s("held", partition),
+                questions=s(QUESTIONS, partition),
                 review=ReviewState(
                     items=s("review-items", partition),
                     context=s("review-context", partition),
@@ -467,7 +469,11 @@ class StreamRunner:
     async def _judge(self, requests: list[CheckRequest]) -> dict[str, dict[str, JudgeLabel]]:
         if self.judge is None or not requests:
             return {}
-        asks = [(r.event.event_id, q) for r in requests for q in self.flow.judge_requests(r.event)]
+        asks = [
+            (r.event.event_id, q)
+            for r in requests
+            for q in self.flow.judge_requests(r.event, r.context)
+        ]
         results = await self.judge.judge_all([q for _, q in asks])
         out: dict[str, dict[str, JudgeLabel]] = {}
         for (event_id, q), res in zip(asks, results, strict=True):

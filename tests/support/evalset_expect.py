@@ -15,7 +15,7 @@ from typing import Any
 
 from schemas.evalset import EvalCase, FileSource, KafkaSource
 from schemas.outputs import DeadLetter, Finding
-from schemas.verdicts import GroundingReport
+from schemas.verdicts import GroundingReport, MedicalContext
 from services.evalsets import EvalsetCollector
 from services.evalsets.sampler import summary_from_event
 from services.evalsets.settings import EvalsetSettings
@@ -74,6 +74,9 @@ class Expected:
         settings = Settings()
         pipe = Pipeline(settings)
         store: dict[str, ConversationMemory] = {}
+        #: Per conversation, the drugs and population of each user turn that names any (as
+        #: the dataflow keeps them for the answers' checks: services/dataflow/questions.py).
+        asked: dict[str, dict[int, MedicalContext]] = {}
         self.collector = EvalsetCollector(es.config(), es.secret)
         self.line_event: dict[int, str] = {}
         #: Every message the worker's hooks send to the sampler, in stream order.
@@ -86,13 +89,20 @@ class Expected:
             if out.memory is not None:
                 store[event.conversation_id] = out.memory
             findings: list[Finding] = list(out.findings)
+            if event.role == "user":
+                said = pipe.checker.medical_context(event)
+                if said.drugs or said.populations or said.age_min_years is not None:
+                    asked.setdefault(event.conversation_id, {})[event.turn_index] = said
             decision = pipe.decide(event, out.findings)
             report: GroundingReport | None = None
             part = partition_for(event.conversation_id, partitions)
             sampled = decision is not None and decision.sampled
             self.samples.append(self._sample(event, findings, part, "pending" if sampled else None))
             if decision is not None and decision.sampled:
-                checked = pipe.check(event, decision, None, out.findings)
+                turns = asked.get(event.conversation_id, {})
+                before = [t for t in turns if t < event.turn_index]
+                context = turns[max(before)] if before else None
+                checked = pipe.check(event, decision, None, out.findings, context)
                 report, findings = checked.report, findings + checked.findings
                 self.samples.append(self._sample(event, findings, part, "done"))
             self.collector.observe(event, findings, FileSource(file="whole", line=number), report)
