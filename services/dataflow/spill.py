@@ -144,6 +144,15 @@ class SqliteStore(KeyedStore):
         ).fetchall()
         return iter([(k, bytes(v)) for k, v in rows])
 
+    def keys_with_prefix(self, prefix: str) -> list[str]:
+        """Keys only: the values (an eval-set period's accumulators, KiBs each) stay on disk."""
+        self.flush()
+        upper = prefix + "\U0010ffff"
+        rows = self._db.execute(
+            f"SELECT k FROM {self._table} WHERE k >= ? AND k < ? ORDER BY k", (prefix, upper)
+        ).fetchall()
+        return [r[0] for r in rows]
+
     def items_by_key(self) -> Iterator[tuple[str, bytes]]:
         """Every ``(key, value)`` in key order, read in pages (for writing outputs)."""
         self.flush()

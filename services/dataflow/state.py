@@ -155,6 +155,10 @@ class KeyedStore(MutableMapping[str, bytes]):
             if value is not None:
                 yield key, value
 
+    def keys_with_prefix(self, prefix: str) -> list[str]:
+        """The keys starting with ``prefix``, in key order (a snapshot; no value is held)."""
+        return sorted(k for k in self if k.startswith(prefix))
+
 
 class MemoryStore(KeyedStore):
     """In process: an exact LRU by last write, bounded at every write, expired by :meth:`expire`.

@@ -319,7 +319,7 @@ class EvalsetCore:
 
     def _keys(self, st: KeyedStore, prefix: str) -> list[str]:
         self.flush()
-        return [k for k, _ in st.scan_prefix(prefix)]
+        return st.keys_with_prefix(prefix)
 
     def _selected(self, st: KeyedStore, part: int, period: str) -> set[str]:
         prefix = sel_key(part, period, "")

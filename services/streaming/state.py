@@ -248,9 +248,12 @@ class TableBackend:
         """The future of the last unacknowledged changelog write of a key, or ``None``."""
         return self.last_write.get(f"{partition}|{kind}|{key}".encode())
 
-    def scan(self, partition: int, prefix: bytes) -> Iterator[tuple[bytes, bytes]]:
+    def scan(
+        self, partition: int, prefix: bytes, *, keys_only: bool = False
+    ) -> Iterator[tuple[bytes, bytes]]:
         """``(key, value)`` of the keys of ``partition`` starting with ``prefix`` (writes not
-        yet acknowledged included), in key order."""
+        yet acknowledged included), in key order. ``keys_only``: every value is ``b""``, so
+        a scan over many large values holds only their keys."""
         found: dict[bytes, bytes | None] = {}
         store = self.store
         if self._rocks():
@@ -258,14 +261,14 @@ class TableBackend:
             for key, value in db.items(from_key=prefix):
                 if not key.startswith(prefix):
                     break
-                found[bytes(key)] = bytes(value)
+                found[bytes(key)] = b"" if keys_only else bytes(value)
         else:
             for key, value in list(store.data.items()):
                 if isinstance(key, bytes) and key.startswith(prefix) and value is not None:
-                    found[key] = bytes(value)
+                    found[key] = b"" if keys_only else bytes(value)
         for key, (part, value, _) in list(self._unacked.items()):
             if part == partition and key.startswith(prefix):
-                found[key] = value
+                found[key] = b"" if keys_only and value is not None else value
         for key in sorted(found):
             value = found[key]
             if value is not None:
@@ -327,6 +330,12 @@ class TableStore(KeyedStore):
             for key, value in self.backend.scan(self.partition, self._bprefix + prefix.encode())
         ]
         return iter(found)
+
+    def keys_with_prefix(self, prefix: str) -> list[str]:
+        self.flush()
+        n = len(self._bprefix)
+        found = self.backend.scan(self.partition, self._bprefix + prefix.encode(), keys_only=True)
+        return [key[n:].decode() for key, _ in found]
 
     # ------------------------------------------------------------------ lifecycle
 

@@ -75,6 +75,11 @@ def test_prefix_scan(store: KeyedStore) -> None:
     for key in ("0|A|x", "0|A|y", "0|S|x", "1|A|z"):
         store[key] = key.encode()
     assert [k for k, _ in store.scan_prefix("0|A|")] == ["0|A|x", "0|A|y"]
+    # Keys alone (the eval-set close lists a period's accumulators without loading them).
+    store["0|A|w"] = b"w"
+    del store["0|A|x"]
+    assert store.keys_with_prefix("0|A|") == ["0|A|w", "0|A|y"]
+    assert store.keys_with_prefix("2|") == []
 
 
 def test_memory_store_bounds_bytes_too() -> None:

@@ -331,6 +331,7 @@ async def test_the_local_store_holds_only_writes_the_changelog_acknowledged() ->
     # This worker reads its own writes at once ...
     assert "a" not in store and store["b"] == b"changed"
     assert [k for k, _ in store.scan_prefix("")] == ["b"]
+    assert store.keys_with_prefix("") == ["b"]
     # ... but a worker restarting on the same local store now (SIGKILL) finds the changelog's
     # state: the deletion and the change are not acknowledged.
     restarted = TableStore(spec, TableBackend(table), 0)
