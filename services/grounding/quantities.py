@@ -13,7 +13,8 @@ Decisions worth knowing:
   languages, ``.`` in Dutch and Vietnamese) and a decimal mark otherwise. With both marks, the
   last is the decimal mark. Anything else (``1.2.3``) is not a number.
 - **Ranges** (``500-1000 mg``, ``4 tot 6 uur``, ``1 or 2 tablets``) give both ends the unit.
-- **Number words** one..twelve (en/nl/vi) count only when a unit follows (``two tablets``).
+- **Number words** one..twelve (en/nl/vi), and the teens and tens in English and Dutch (``forty``,
+  ``vijfentwintig``), count only when a unit follows (``two tablets``, ``forty milligrams``).
 - **Per-kilogram and concentration units** keep their denominator (``15 mg/kg``, ``120 mg/5 ml``
   = ``24 mg/ml``; ``2 mg per kilogram of body weight`` = ``2 mg/kg``); a time denominator
   (``4 g/day``, ``4 g per dag``, ``mg/kg/ngày``) and a per-dose one (``500 mg per keer``) are
@@ -144,15 +145,56 @@ _WORDS_1_TO_12: Final = {
     "nl": "een twee drie vier vijf zes zeven acht negen tien elf twaalf",
     "vi": "một hai ba bốn năm sáu bảy tám chín mười",
 }
-#: Number words one..twelve (en, nl, vi); they count only when a space and a unit follow, and
-#: only in their own language (or when the language is unknown): "Bax" is not "ba x".
+#: Teens and tens written as one word (English, Dutch), 13..19 then 20, 30, ... 90.
+_TEENS_AND_TENS: Final = {
+    "en": (
+        "thirteen fourteen fifteen sixteen seventeen eighteen nineteen",
+        "twenty thirty forty fifty sixty seventy eighty ninety",
+    ),
+    "nl": (
+        "dertien veertien vijftien zestien zeventien achttien negentien",
+        "twintig dertig veertig vijftig zestig zeventig tachtig negentig",
+    ),
+}
+
+
+def _dutch_compounds() -> dict[str, int]:
+    """Dutch writes 21..99 and the hundreds as one word: "vijfentwintig", "tweeëntwintig",
+    "honderd", "tweehonderd"."""
+    units = _WORDS_1_TO_12["nl"].split()[:9]
+    tens = _TEENS_AND_TENS["nl"][1].split()
+    out: dict[str, int] = {}
+    for t, ten in enumerate(tens, start=2):
+        for u, unit in enumerate(units, start=1):
+            joint = "ën" if unit.endswith("e") else "en"
+            out[f"{'een' if u == 1 else unit}{joint}{ten}"] = t * 10 + u
+    out["honderd"] = 100
+    out.update({f"{unit}honderd": u * 100 for u, unit in enumerate(units, start=1) if u > 1})
+    return out
+
+
+def _more_words() -> dict[str, tuple[int, str]]:
+    out: dict[str, tuple[int, str]] = {}
+    for lang, (teens, tens) in _TEENS_AND_TENS.items():
+        out.update({w: (n, lang) for n, w in enumerate(teens.split(), start=13)})
+        out.update({w: (n * 10, lang) for n, w in enumerate(tens.split(), start=2)})
+    out.update({w: (n, "nl") for w, n in _dutch_compounds().items()})
+    return out
+
+
+_MORE_WORDS: Final = _more_words()
+#: Number words (en, nl, vi: one..twelve; en, nl: the teens and tens, Dutch 21..99 and the
+#: hundreds); they count only when a space and a unit follow, and only in their own language
+#: (or when the language is unknown): "Bax" is not "ba x", "forty milligrams" is 40 mg.
 NUMBER_WORDS: Final[dict[str, int]] = {
     "één": 1,
     **{w: n for line in _WORDS_1_TO_12.values() for n, w in enumerate(line.split(), start=1)},
+    **{w: n for w, (n, _) in _MORE_WORDS.items()},
 }
 _WORD_LANGUAGE: Final[dict[str, str]] = {
     "één": "nl",
     **{w: lang for lang, line in _WORDS_1_TO_12.items() for w in line.split()},
+    **{w: lang for w, (_, lang) in _MORE_WORDS.items()},
 }
 
 
