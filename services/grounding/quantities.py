@@ -12,7 +12,8 @@ Decisions worth knowing:
   thousands separator when it is the language's grouping mark (``,`` in English and unknown
   languages, ``.`` in Dutch and Vietnamese) and a decimal mark otherwise. With both marks, the
   last is the decimal mark. Anything else (``1.2.3``) is not a number.
-- **Ranges** (``500-1000 mg``, ``4 tot 6 uur``, ``1 or 2 tablets``) give both ends the unit.
+- **Ranges** (``500-1000 mg``, ``4 tot 6 uur``, ``1 or 2 tablets``, ``between 25 and 150 mg``)
+  give both ends the unit.
 - **Number words** one..twelve (en/nl/vi), and the teens and tens in English and Dutch (``forty``,
   ``vijfentwintig``), count only when a unit follows (``two tablets``, ``forty milligrams``).
 - **Per-kilogram and concentration units** keep their denominator (``15 mg/kg``, ``120 mg/5 ml``
@@ -469,6 +470,16 @@ def _unit_at(tokens: Tokens, i: int, language: str | None) -> _Unit | None:
     return _Unit(info, divisor, per, per_unit, per_time, per_dose, stop)
 
 
+#: "between 25 and 150 mg", "tussen 25 en 50 mg", "giữa 25 và 50 mg", "từ 25 và" is no range.
+_BETWEEN: Final = frozenset({"between", "tussen", "giữa", "khoảng giữa"})
+_AND: Final = frozenset({"and", "en", "và"})
+
+
+def _between(words: list[str], i: int, j: int) -> bool:
+    """A range written "between X and Y": the word before the first number opens it."""
+    return words[j] in _AND and i > 0 and words[i - 1] in _BETWEEN
+
+
 def _is_number_word(word: str, language: str | None) -> bool:
     own = _WORD_LANGUAGE.get(word)
     return own is not None and language in (None, own)
@@ -494,7 +505,7 @@ def amounts(tokens: Tokens, language: str | None = None) -> list[Amount]:
             continue
         ends_at = [i]
         j = i + 1
-        if j + 1 < n and words[j] in _CONNECTORS:
+        if j + 1 < n and (words[j] in _CONNECTORS or _between(words, i, j)):
             k = j + 1
             if words[j] == "tot" and k + 1 < n and words[k] == "en" and words[k + 1] == "met":
                 k += 2

@@ -158,3 +158,48 @@ def test_start_phrase_vi() -> None:
     leaflet = "Người lớn: khởi đầu 25 mg mỗi ngày, có thể tăng lên 50 mg mỗi ngày."
     assert check_answer("Ngay từ đầu uống 50 mg mỗi ngày.", leaflet, "vi") == ["contradicted"]
     assert check_answer("Lúc đầu uống 25 mg mỗi ngày.", leaflet, "vi") == ["supported"]
+
+
+# -- a range written "between X and Y" ------------------------------------------------------
+
+
+def test_between_range_en() -> None:
+    assert [q.key for q in quantities("between 2 and 4 mg a day", "en")] == ["2 mg", "4 mg"]
+    assert doses("Take between 2 mg and 4 mg of loperamide a day.", "en") == [
+        "loperamide: 2–4 mg per 24 h"
+    ]
+    assert [q.key for q in quantities("2 and 4 mg", "en")] == ["2", "4 mg"]  # no range
+
+
+def test_between_range_nl() -> None:
+    leaflet = "Volwassenen: 2 tot 4 mg loperamide per dag."
+    assert check_answer("Neem tussen 2 en 8 mg loperamide per dag.", leaflet, "nl") == [
+        "contradicted"
+    ]
+
+
+def test_between_range_vi() -> None:
+    assert [q.key for q in quantities("giữa 2 và 4 mg", "vi")] == ["2 mg", "4 mg"]
+
+
+# -- a measured kidney value is no dose number ------------------------------------------------
+
+
+def measured_left_over(text: str, language: str) -> list[str]:
+    return [q.key for c in atomic_claims(text, language) for q in c.leftover]
+
+
+def test_kidney_value_is_used_en() -> None:
+    assert (
+        measured_left_over("With an eGFR of 35, take 500 mg of metformin twice a day.", "en") == []
+    )
+
+
+def test_kidney_value_is_used_nl() -> None:
+    assert (
+        measured_left_over("Bij een klaring van 35 neemt u 500 mg metformine per dag.", "nl") == []
+    )
+
+
+def test_kidney_value_is_used_vi() -> None:
+    assert measured_left_over("Độ lọc cầu thận 35 thì uống metformin 500 mg mỗi ngày.", "vi") == []

@@ -558,8 +558,22 @@ class _Item:
     attached: bool = False
 
 
+#: Conditions measured by a number written without a unit ("an eGFR of 40", "klaring 25").
+_MEASURED: Final = frozenset({"renal"})
+
+
+def _measured(a: Amount, cues: list[tuple[int, int, Cue]]) -> bool:
+    """A bare number right after a measured condition is its value, not a dose: "eGFR van
+    40", "creatinine clearance about 45", "độ lọc cầu thận 25"."""
+    return any(c.kind == "cond" and c.value in _MEASURED and e <= a.t0 <= e + 3 for _, e, c in cues)
+
+
 def _is_dose_amount(a: Amount) -> bool:
     return a.unit in _DOSE_UNITS and a.symbol != "kg"
+
+
+#: "between 75 mg and 300 mg": the word that opens a range written with "and".
+_BETWEEN: Final = frozenset({"between", "tussen", "giữa"})
 
 
 def _merge_ranges(amounts: list[Amount], words: list[str]) -> list[tuple[Amount, Amount]]:
@@ -577,6 +591,11 @@ def _merge_ranges(amounts: list[Amount], words: list[str]) -> list[tuple[Amount,
                 and (
                     between[0]
                     in ("-", "–", "—", "to", "tot", "đến", "tới", "or", "of", "à", "hoặc")
+                    or (
+                        between[0] in ("and", "en", "và")
+                        and a.t0 > 0
+                        and words[a.t0 - 1] in _BETWEEN
+                    )
                 )
                 and (len(between) == 1 or between == ["tot", "en", "met"])
                 and b.high >= a.low
@@ -689,7 +708,8 @@ def read_sentence(
         and (a.per_time is None or a.per_time >= _SHORTEST_INTERVAL)
     ]
     for a in found:
-        if a.per_time is not None and a.per_time < _SHORTEST_INTERVAL and a.unit in _DOSE_UNITS:
+        rate = a.per_time is not None and a.per_time < _SHORTEST_INTERVAL
+        if (rate and a.unit in _DOSE_UNITS) or (not a.symbol and _measured(a, cues)):
             used.update(range(a.t0, a.t1))
     for first, last in _merge_ranges(doses, words):
         span = Span(first.low, last.high)
