@@ -13,12 +13,12 @@ as ``vigil scan`` checks it (sample rate 1). An answer is *flagged* when its rep
 ungrounded claim, a fabricated or an unsupported citation; *critical* when a critical finding is
 raised. A case is judged right when: kinds that must pass are not flagged; kinds that must be
 caught are flagged, and critical where the label says so. Reported per kind × language for the
-``dev`` split (used for tuning), the ``test`` split (not) and the ``fresh`` split (a second
-held-out set written later, never tuned on), with the user's question given to
-the check as the preceding turn's medical context (drugs, population) and without it, beside two
-baselines: *flag every number* (an answer with any number is flagged and critical) and *token
-overlap ≥ .5* (an answer is flagged when a sentence shares less than half of its words with every
-passage; critical when that sentence has a number).
+``dev`` split (used for tuning), the ``test`` split (not) and the ``fresh`` and ``fresh2`` splits
+(held-out sets written later, for the second and third rounds, never tuned on), with the user's
+question given to the check as the preceding turn's medical context (drugs, population) and
+without it, beside two baselines: *flag every number* (an answer with any number is flagged and
+critical) and *token overlap ≥ .5* (an answer is flagged when a sentence shares less than half of
+its words with every passage; critical when that sentence has a number).
 
 What is measured: whether :func:`services.grounding.check` calls an answer *ungrounded*
 (faithfulness < 1, i.e. at least one claim not grounded in the passage) — precision and recall
@@ -72,7 +72,12 @@ CORPORA = ROOT.parent / "shared" / "corpora"
 CASES = ROOT / "tests" / "data" / "grounding-cases"
 BEGIN, END = "<!-- BEGIN grounding-quality -->", "<!-- END grounding-quality -->"
 #: The adversarial set's splits, in report order, and what each is.
-SPLITS = {"dev": "tuned on", "test": "held out", "fresh": "held out, written later"}
+SPLITS = {
+    "dev": "tuned on",
+    "test": "held out",
+    "fresh": "held out, written later",
+    "fresh2": "held out, written for the third round",
+}
 CBEGIN, CEND = "<!-- BEGIN grounding-cases -->", "<!-- END grounding-cases -->"
 SBEGIN, SEND = "<!-- BEGIN grounding-cases-summary -->", "<!-- END grounding-cases-summary -->"
 MUST_PASS = ("correct_paraphrase", "correct_citation", "correct_dose", "abstention")
@@ -569,8 +574,8 @@ def summary_section(cases: Sequence[Case], results: Results) -> str:
     lines = [
         f"{len(cases)} answers written independently of the check (11 kinds, en/nl/vi); "
         "rate judged right by `ClaimChecker.check` with the question's medical context. "
-        "*dev* was tuned on, *test* is held out, *fresh* is a second held-out split written "
-        "later.",
+        "*dev* was tuned on, *test* is held out, *fresh* and *fresh2* are held-out splits "
+        "written later (for the second and the third round).",
         "",
         "| kind | " + " | ".join(head) + " |",
         "|---|" + "---|" * len(head),

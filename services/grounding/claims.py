@@ -17,6 +17,8 @@ and no contraindication cue and it is
   stays a claim),
 - a pure abstention ("I don't know", "Ik weet het niet", "Tôi không biết"),
 - a referral without content ("Please consult your doctor", "Raadpleeg uw arts"),
+- a restatement of the question ("You're asking whether …", "U wilt weten of …", "Bạn muốn
+  biết …"), without an amount,
 - or has no content word at all ("OK.", "Yes!", "Vâng.": a bare yes or no cannot be checked
   without the question).
 
@@ -80,7 +82,9 @@ __all__ = [
 ]
 
 ClaimKind = Literal["dose", "contraindication", "other"]
-SkipReason = Literal["question", "heading", "pleasantry", "abstention", "referral", "no_content"]
+SkipReason = Literal[
+    "question", "heading", "pleasantry", "abstention", "referral", "restatement", "no_content"
+]
 
 #: Base units that make a number a dose amount (``%`` and bare numbers do not).
 _DOSE_BASES: Final = frozenset({"mg", "ml", "IU", "tablet", "drop", "puff", "sachet", "times", "h"})
@@ -213,6 +217,8 @@ def _frame(key: str, language: str | None, *, with_unit: bool) -> SkipReason | N
             return "referral"
         if not with_unit and has_cue(key, f.courtesy):
             return "pleasantry"
+        if not with_unit and opening_cue(key, f.restatements) is not None:
+            return "restatement"
     return None
 
 

@@ -257,6 +257,8 @@ class NonclaimFrames:
     contrast: tuple[str, ...]
     courtesy: tuple[str, ...]
     limits: tuple[str, ...]
+    #: Openings that say back what the user asked ("You're asking whether", "U wilt weten").
+    restatements: tuple[str, ...]
 
 
 def _load_frames(path: Path) -> tuple[dict[str, NonclaimFrames], list[dict[str, object]]]:

@@ -12,8 +12,10 @@ Decisions worth knowing:
   thousands separator when it is the language's grouping mark (``,`` in English and unknown
   languages, ``.`` in Dutch and Vietnamese) and a decimal mark otherwise. With both marks, the
   last is the decimal mark. Anything else (``1.2.3``) is not a number.
-- **Ranges** (``500-1000 mg``, ``4 tot 6 uur``, ``1 or 2 tablets``) give both ends the unit.
-- **Number words** one..twelve (en/nl/vi) count only when a unit follows (``two tablets``).
+- **Ranges** (``500-1000 mg``, ``4 tot 6 uur``, ``1 or 2 tablets``, ``between 25 and 150 mg``)
+  give both ends the unit.
+- **Number words** one..twelve (en/nl/vi), and the teens and tens in English and Dutch (``forty``,
+  ``vijfentwintig``), count only when a unit follows (``two tablets``, ``forty milligrams``).
 - **Per-kilogram and concentration units** keep their denominator (``15 mg/kg``, ``120 mg/5 ml``
   = ``24 mg/ml``; ``2 mg per kilogram of body weight`` = ``2 mg/kg``); a time denominator
   (``4 g/day``, ``4 g per dag``, ``mg/kg/ngày``) and a per-dose one (``500 mg per keer``) are
@@ -144,15 +146,56 @@ _WORDS_1_TO_12: Final = {
     "nl": "een twee drie vier vijf zes zeven acht negen tien elf twaalf",
     "vi": "một hai ba bốn năm sáu bảy tám chín mười",
 }
-#: Number words one..twelve (en, nl, vi); they count only when a space and a unit follow, and
-#: only in their own language (or when the language is unknown): "Bax" is not "ba x".
+#: Teens and tens written as one word (English, Dutch), 13..19 then 20, 30, ... 90.
+_TEENS_AND_TENS: Final = {
+    "en": (
+        "thirteen fourteen fifteen sixteen seventeen eighteen nineteen",
+        "twenty thirty forty fifty sixty seventy eighty ninety",
+    ),
+    "nl": (
+        "dertien veertien vijftien zestien zeventien achttien negentien",
+        "twintig dertig veertig vijftig zestig zeventig tachtig negentig",
+    ),
+}
+
+
+def _dutch_compounds() -> dict[str, int]:
+    """Dutch writes 21..99 and the hundreds as one word: "vijfentwintig", "tweeëntwintig",
+    "honderd", "tweehonderd"."""
+    units = _WORDS_1_TO_12["nl"].split()[:9]
+    tens = _TEENS_AND_TENS["nl"][1].split()
+    out: dict[str, int] = {}
+    for t, ten in enumerate(tens, start=2):
+        for u, unit in enumerate(units, start=1):
+            joint = "ën" if unit.endswith("e") else "en"
+            out[f"{'een' if u == 1 else unit}{joint}{ten}"] = t * 10 + u
+    out["honderd"] = 100
+    out.update({f"{unit}honderd": u * 100 for u, unit in enumerate(units, start=1) if u > 1})
+    return out
+
+
+def _more_words() -> dict[str, tuple[int, str]]:
+    out: dict[str, tuple[int, str]] = {}
+    for lang, (teens, tens) in _TEENS_AND_TENS.items():
+        out.update({w: (n, lang) for n, w in enumerate(teens.split(), start=13)})
+        out.update({w: (n * 10, lang) for n, w in enumerate(tens.split(), start=2)})
+    out.update({w: (n, "nl") for w, n in _dutch_compounds().items()})
+    return out
+
+
+_MORE_WORDS: Final = _more_words()
+#: Number words (en, nl, vi: one..twelve; en, nl: the teens and tens, Dutch 21..99 and the
+#: hundreds); they count only when a space and a unit follow, and only in their own language
+#: (or when the language is unknown): "Bax" is not "ba x", "forty milligrams" is 40 mg.
 NUMBER_WORDS: Final[dict[str, int]] = {
     "één": 1,
     **{w: n for line in _WORDS_1_TO_12.values() for n, w in enumerate(line.split(), start=1)},
+    **{w: n for w, (n, _) in _MORE_WORDS.items()},
 }
 _WORD_LANGUAGE: Final[dict[str, str]] = {
     "één": "nl",
     **{w: lang for lang, line in _WORDS_1_TO_12.items() for w in line.split()},
+    **{w: lang for w, (_, lang) in _MORE_WORDS.items()},
 }
 
 
@@ -427,6 +470,16 @@ def _unit_at(tokens: Tokens, i: int, language: str | None) -> _Unit | None:
     return _Unit(info, divisor, per, per_unit, per_time, per_dose, stop)
 
 
+#: "between 25 and 150 mg", "tussen 25 en 50 mg", "giữa 25 và 50 mg", "từ 25 và" is no range.
+_BETWEEN: Final = frozenset({"between", "tussen", "giữa", "khoảng giữa"})
+_AND: Final = frozenset({"and", "en", "và"})
+
+
+def _between(words: list[str], i: int, j: int) -> bool:
+    """A range written "between X and Y": the word before the first number opens it."""
+    return words[j] in _AND and i > 0 and words[i - 1] in _BETWEEN
+
+
 def _is_number_word(word: str, language: str | None) -> bool:
     own = _WORD_LANGUAGE.get(word)
     return own is not None and language in (None, own)
@@ -452,7 +505,7 @@ def amounts(tokens: Tokens, language: str | None = None) -> list[Amount]:
             continue
         ends_at = [i]
         j = i + 1
-        if j + 1 < n and words[j] in _CONNECTORS:
+        if j + 1 < n and (words[j] in _CONNECTORS or _between(words, i, j)):
             k = j + 1
             if words[j] == "tot" and k + 1 < n and words[k] == "en" and words[k + 1] == "met":
                 k += 2

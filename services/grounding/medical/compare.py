@@ -218,8 +218,11 @@ def _dose_facets(
         same_unit = [p for p in pool if p.reading.amount is not None and p.reading.unit == a.unit]
         # A starting / usual / maximum dose is checked against the passages' dose of that kind
         # when they state one ("start 20 mg" against "start 10 mg", not "usual 20 mg").
+        # A starting dose that a passage states is the starting dose: "may be increased to
+        # 20 mg" does not back "start with 20 mg" beside "start with 10 mg".
         if a.qualifier is not None and any(p.reading.qualifier == a.qualifier for p in same_unit):
-            same_unit = [p for p in same_unit if p.reading.qualifier in (a.qualifier, None)]
+            kept = (a.qualifier,) if a.qualifier == "start" else (a.qualifier, None)
+            same_unit = [p for p in same_unit if p.reading.qualifier in kept]
         agree = [p for p in same_unit if _amount_agrees(a, p.reading)]
         other_basis = [p for p in same_unit if _same_amount_other_basis(a, p.reading)]
         differ = other_basis + [p for p in same_unit if p not in agree and p not in other_basis]

@@ -150,11 +150,17 @@ class LanguageCues(_Strict):
     frequency: dict[str, int]
     interval_before: list[str]
     interval_after: list[str]
+    #: A time of day that recurs, read as once a day ("every morning", "elke avond", "mỗi tối").
+    daily: list[str] = Field(default_factory=list)
     polarity: dict[Polarity, list[str]]
     modals: list[str]
     #: Modals written after the verb and its object (Vietnamese "dùng warfarin được").
     modals_after: list[str] = Field(default_factory=list)
     negators: list[str] = Field(min_length=1)
+    #: Negated assertions that scope over the rest of their clause, however far the polarity
+    #: phrase stands ("there is no reason to think X would be a problem", "niets wijst erop dat",
+    #: "không có nghĩa là bạn phải ngừng").
+    negated_frames: list[str] = Field(default_factory=list)
     negation_scope: Scope
     use_verbs: list[str]
     day_words_before: list[str]
@@ -184,7 +190,8 @@ class Cue:
 
     Kinds: ``qual`` (max/min/start/usual), ``basis`` (dose/day/week), ``freq`` (a count),
     ``ivl_before``, ``ivl_after``, ``pol`` (a polarity), ``modal``, ``modal_after``, ``neg``,
-    ``use``, ``dayword``, ``cmp`` (a comparison), ``change`` (a dose change), ``same`` (the
+    ``wneg`` (a negated assertion over the rest of its clause), ``use``, ``dayword``, ``cmp``
+    (a comparison), ``change`` (a dose change), ``same`` (the
     claim before, for other drugs), ``pop`` (a population key), ``cond`` (a condition key;
     ``value2`` is ``"population"`` when it also selects a dose).
     """
@@ -292,11 +299,13 @@ class MedicalLexicon:
         entries += [(w, Cue("freq", count=n)) for w, n in cues.frequency.items()]
         entries += [(p, Cue("ivl_before")) for p in cues.interval_before]
         entries += [(p, Cue("ivl_after")) for p in cues.interval_after]
+        entries += [(p, Cue("freq", count=1, value="daily")) for p in cues.daily]
         for pol, phrases in cues.polarity.items():
             entries += [(p, Cue("pol", pol)) for p in phrases]
         entries += [(p, Cue("modal")) for p in cues.modals]
         entries += [(p, Cue("modal_after")) for p in cues.modals_after]
         entries += [(p, Cue("neg")) for p in cues.negators]
+        entries += [(p, Cue("wneg")) for p in cues.negated_frames]
         entries += [(p, Cue("use")) for p in cues.use_verbs]
         entries += [(p, Cue("dayword")) for p in cues.day_words_before]
         entries += [(p, Cue("normal")) for p in cues.normal_words]

@@ -476,6 +476,9 @@ def _clause_polarity(
         )
         neg_at = [k for k in all_neg if not (k > first and words[k] in _NOT_VERBAL)]
     uses = [(s, e) for s, e, c in cues if c.kind == "use" and clause[0] <= s < clause[1]]
+    frames = [s for s, _, c in cues if c.kind == "wneg" and clause[0] <= s < clause[1]]
+    if frames:  # "nothing suggests … would be a problem": one more negator in every scope
+        negated = _framed(negated, frames)
     votes: list[Polarity] = []
     for s, e, cue in cues:
         if not clause[0] <= s < clause[1]:
@@ -502,6 +505,19 @@ def _clause_polarity(
     if negatives:
         return max(negatives, key=lambda v: _STRENGTH[v])
     return votes[0] if votes else None
+
+
+def _framed(
+    negated: Callable[[Sequence[int], int, int, tuple[int, int]], bool], frames: list[int]
+) -> Callable[[Sequence[int], int, int, tuple[int, int]], bool]:
+    """``negated`` with the negated assertions (``wneg``) of the clause counted as well: each
+    one before a phrase, at any distance, flips it once more."""
+
+    def inner(neg_at: Sequence[int], start: int, stop: int, clause: tuple[int, int]) -> bool:
+        wide = sum(1 for k in frames if clause[0] <= k < start)
+        return negated(neg_at, start, stop, clause) != (wide % 2 == 1)
+
+    return inner
 
 
 #: Negators that do not negate a verb ("adults without kidney problems").
@@ -542,8 +558,22 @@ class _Item:
     attached: bool = False
 
 
+#: Conditions measured by a number written without a unit ("an eGFR of 40", "klaring 25").
+_MEASURED: Final = frozenset({"renal"})
+
+
+def _measured(a: Amount, cues: list[tuple[int, int, Cue]]) -> bool:
+    """A bare number right after a measured condition is its value, not a dose: "eGFR van
+    40", "creatinine clearance about 45", "độ lọc cầu thận 25"."""
+    return any(c.kind == "cond" and c.value in _MEASURED and e <= a.t0 <= e + 3 for _, e, c in cues)
+
+
 def _is_dose_amount(a: Amount) -> bool:
     return a.unit in _DOSE_UNITS and a.symbol != "kg"
+
+
+#: "between 75 mg and 300 mg": the word that opens a range written with "and".
+_BETWEEN: Final = frozenset({"between", "tussen", "giữa"})
 
 
 def _merge_ranges(amounts: list[Amount], words: list[str]) -> list[tuple[Amount, Amount]]:
@@ -561,6 +591,11 @@ def _merge_ranges(amounts: list[Amount], words: list[str]) -> list[tuple[Amount,
                 and (
                     between[0]
                     in ("-", "–", "—", "to", "tot", "đến", "tới", "or", "of", "à", "hoặc")
+                    or (
+                        between[0] in ("and", "en", "và")
+                        and a.t0 > 0
+                        and words[a.t0 - 1] in _BETWEEN
+                    )
                 )
                 and (len(between) == 1 or between == ["tot", "en", "met"])
                 and b.high >= a.low
@@ -673,7 +708,8 @@ def read_sentence(
         and (a.per_time is None or a.per_time >= _SHORTEST_INTERVAL)
     ]
     for a in found:
-        if a.per_time is not None and a.per_time < _SHORTEST_INTERVAL and a.unit in _DOSE_UNITS:
+        rate = a.per_time is not None and a.per_time < _SHORTEST_INTERVAL
+        if (rate and a.unit in _DOSE_UNITS) or (not a.symbol and _measured(a, cues)):
             used.update(range(a.t0, a.t1))
     for first, last in _merge_ranges(doses, words):
         span = Span(first.low, last.high)
@@ -717,6 +753,9 @@ def read_sentence(
         elif a.unit == "h" and a.t0 in cue_tokens:
             used.update(range(a.t0, a.t1))
     for k, (s, e, cue) in enumerate(cues):
+        if cue.kind == "freq" and cue.value == "daily":  # "every morning": once a day
+            items.append(_Item("freq", s, e, Span(Decimal(1), Decimal(1))))
+            continue
         if cue.kind == "freq" and k not in taken_cues:
             day = _day_basis_after(cues, e, taken_cues)
             if day is None:
@@ -1006,11 +1045,17 @@ def _interval_of(a: Amount, cues: list[tuple[int, int, Cue]]) -> Span | None:
 
 def _apply_qualifiers(items: list[_Item], cues: list[tuple[int, int, Cue]]) -> None:
     """Each qualifier phrase applies to the next item within 8 tokens after it; a limit (max /
-    min) is not undone by a "usual" or "start" word after it."""
-    for _s, e, cue in cues:
+    min) is not undone by a "usual" or "start" word after it. A starting phrase with no item
+    after it applies to the amount just before it ("20 mg once a day from the start")."""
+    for s, e, cue in cues:
         if cue.kind != "qual":
             continue
         nxt = next((it for it in items if it.t0 >= e and it.t0 - e <= 8), None)
+        if nxt is None and cue.value == "start":
+            before = [it for it in items if it.kind == "amount" and it.t1 <= s and s - it.t1 <= 8]
+            if before and before[-1].qualifier is None:
+                before[-1].qualifier = "start"
+            continue
         if nxt is None:
             continue
         if nxt.kind == "amount":
