@@ -151,12 +151,15 @@ def produce(bootstrap: str, topic: str, path: Path, partitions: int) -> dict[str
         admin.close()
     t0 = time.monotonic()
     with open(path, "rb") as fh:
-        sent = replay(
+        result = replay(
             Settings(kafka_bootstrap=bootstrap),
-            (ln.rstrip(b"\n") for ln in fh if ln.strip()),
+            ((i, ln.rstrip(b"\n")) for i, ln in enumerate(fh, start=1) if ln.strip()),
             topic,
+            source=path.name,
         )
-    return {"events": sent, "seconds": time.monotonic() - t0, "bytes": path.stat().st_size}
+    if result.too_large:
+        raise RuntimeError(f"{len(result.too_large)} lines too large for {topic}")
+    return {"events": result.sent, "seconds": time.monotonic() - t0, "bytes": path.stat().st_size}
 
 
 async def _bare(bootstrap: str, topic: str, partitions: int, expect: int) -> dict[str, Any]:

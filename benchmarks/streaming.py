@@ -46,6 +46,7 @@ import contextlib
 import json
 import os
 import re
+import secrets
 import shutil
 import subprocess
 import sys
@@ -626,8 +627,16 @@ def bare(
     return out
 
 
+#: The keyed hashes' secrets of every worker of this run, as an operator sets them (the worker
+#: refuses the development keys); one set per run, so every worker of a group agrees.
+_RUN_KEYS = {
+    name: secrets.token_hex(32)
+    for name in ("VIGIL_MEMORY_KEY", "VIGIL_SAMPLE_KEY", "VIGIL_EVALSET_KEY")
+}
+
+
 def _extra_env(args: argparse.Namespace) -> dict[str, str]:
-    env: dict[str, str] = {}
+    env: dict[str, str] = dict(_RUN_KEYS)
     if args.sample_rate is not None:
         env["VIGIL_SAMPLE_RATE"] = str(args.sample_rate)
     return env
