@@ -354,24 +354,27 @@ class _ScanRunner:
         """``review.jsonl``: the items, highest priority first, then oldest (read from the spill
         file in that order, never all in memory)."""
         items = self.stores["review-items"]
-        order: list[tuple[int, str, str]] = []
-        for cid, raw in _items(items):
-            head = json.loads(raw)
-            order.append((-int(head["priority"]), _utc(head["created_at"]), cid))
-        order.sort()
         fh = self.files.open("review.jsonl")
-        for _, _, cid in order:
+        written = 0
+        for cid in _review_order(items):
             found = items.get(cid)
             if found is not None:
                 item = ReviewItem.model_validate_json(found)
                 fh.write(item.model_dump_json() + "\n")
-        return len(order)
+                written += 1
+        return written
 
 
-def _items(store: KeyedStore) -> Iterator[tuple[str, bytes]]:
+def _review_rank(raw: bytes) -> tuple[int, str]:
+    """Highest priority first, then oldest."""
+    head = json.loads(raw)
+    return -int(head["priority"]), _utc(head["created_at"])
+
+
+def _review_order(store: KeyedStore) -> Iterator[str]:
     if isinstance(store, SqliteStore):
-        return store.items_by_key()
-    return iter([(k, store[k]) for k in store])
+        return store.keys_sorted_by(_review_rank)
+    return iter(sorted(store, key=lambda k: (*_review_rank(store[k]), k)))
 
 
 def _utc(stamp: str) -> str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import shutil
 import sqlite3
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -166,6 +166,29 @@ class SqliteStore(KeyedStore):
             for k, v in rows:
                 yield k, bytes(v)
             last = rows[-1][0]
+
+    def keys_sorted_by(self, order: Callable[[bytes], tuple[int, str]]) -> Iterator[str]:
+        """Every key, sorted by ``order(value)`` then key, without holding the keys: the sort
+        keys go into a temporary table of the same database (on disk: ``temp_store=FILE``) and
+        are read back in pages."""
+        table = f"{self._table}_order"
+        db = self._db
+        db.execute(f"DROP TABLE IF EXISTS temp.{table}")
+        db.execute(f"CREATE TEMP TABLE {table} (a INTEGER NOT NULL, b TEXT NOT NULL, k TEXT)")
+        try:
+            page: list[tuple[int, str, str]] = []
+            for key, value in self.items_by_key():
+                page.append((*order(value), key))
+                if len(page) >= 512:
+                    db.executemany(f"INSERT INTO temp.{table} VALUES (?, ?, ?)", page)
+                    page = []
+            db.executemany(f"INSERT INTO temp.{table} VALUES (?, ?, ?)", page)
+            cursor = db.execute(f"SELECT k FROM temp.{table} ORDER BY a, b, k")
+            while rows := cursor.fetchmany(512):
+                for (key,) in rows:
+                    yield key
+        finally:
+            db.execute(f"DROP TABLE IF EXISTS temp.{table}")
 
     # ------------------------------------------------------------------ lifecycle
 

@@ -110,3 +110,20 @@ def test_importing_the_file_runner_loads_no_kafka_faust_web_or_scipy() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_sqlite_store_lists_keys_sorted_by_their_values(tmp_path: Path) -> None:
+    spec = StateSpec(kind="items", max_entries=10_000, max_value_bytes=64)
+    with SpillFile(tmp_path) as spill:
+        s = spill.store(spec)
+        for i in range(1500):  # more than a page of the temporary table
+            s[f"k{i:05d}"] = f"{i % 7},{1500 - i}".encode()
+
+        def rank(value: bytes) -> tuple[int, str]:
+            prio, age = value.decode().split(",")
+            return -int(prio), f"{int(age):06d}"
+
+        got = list(s.keys_sorted_by(rank))
+        assert got == sorted(s, key=lambda k: (*rank(s[k]), k))
+        assert len(got) == 1500 and got[0] == "k01497"  # priority 6, the smallest age
+        assert list(s.keys_sorted_by(rank)) == got  # the temporary table is dropped and redone
