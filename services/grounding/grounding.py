@@ -47,10 +47,10 @@ from services.grounding.medical.compare import Comparison, PassageReading
 from services.grounding.medical.lexicon import MedicalLexicon, load_lexicon
 from services.grounding.medical.reading import Carry, Reading, Span, read_sentence
 from services.grounding.prepared import PassageCache
-from services.grounding.quantities import UNITS, amounts
+from services.grounding.quantities import UNITS, amounts, parse_number
 from services.grounding.sentences import split_sentences
 from services.grounding.text import detect_language
-from services.grounding.tokens import tokenize
+from services.grounding.tokens import NUM, tokenize
 
 __all__ = [
     "GroundingConfig",
@@ -138,13 +138,51 @@ _PERSONS: Final = frozenset(
 )
 
 
+#: Words for kilograms of body weight after a number ("14 kg", "14 kilo", "nặng 14 cân").
+_WEIGHT_UNITS: Final = frozenset(
+    {
+        "kg",
+        "kgs",
+        "kilo",
+        "kilos",
+        "kilogram",
+        "kilograms",
+        "kilogramme",
+        "kilogrammes",
+        "kilogam",
+        "cân",
+        "ký",
+        "kí",
+    }
+)
+_HEAVIEST: Final = Decimal(300)
+
+
+def body_weight(text: str, language: str | None = None) -> Decimal | None:
+    """The first body weight ``text`` states: a number right before a kilogram word, not a
+    denominator ("0.15 mg/kg" has none), between 1 and 300 kg; else ``None``.
+
+    >>> body_weight("Voor uw dochter van 14 kilo: 2,1 mg"), body_weight("0.15 mg/kg")
+    (Decimal('14'), None)
+    """
+    t = tokenize(text[:QUESTION_CHARS])
+    words, kinds = t.words, t.kinds
+    for i in range(len(t) - 1):
+        if kinds[i] != NUM or words[i + 1] not in _WEIGHT_UNITS:
+            continue
+        value = parse_number(words[i], language)
+        if value is not None and 0 < value <= _HEAVIEST:
+            return value
+    return None
+
+
 def _question_age(text: str) -> Decimal | None:
     t = tokenize(text)
     for i, (word, kind) in enumerate(zip(t.words, t.kinds, strict=True)):
         if kind != 1 or not word.isdigit() or not 0 < int(word) < 120:
             continue
-        if i + 1 < len(t) and t.words[i + 1] in UNITS:
-            continue  # "20 mg", "6 months": an amount, not an age
+        if i + 1 < len(t) and (t.words[i + 1] in UNITS or t.words[i + 1] in _WEIGHT_UNITS):
+            continue  # "20 mg", "6 months", "18 kilo": an amount or a weight, not an age
         if any(w in _PERSONS for w in t.words[max(0, i - 3) : i]):
             return Decimal(word)
     return None
@@ -184,7 +222,9 @@ def medical_context(
         if years is not None:
             age = (years, years)
             populations.add("elderly" if years >= 65 else "adult" if years >= 18 else "child")
+    weight = body_weight(text[:read_to], lang)
     return MedicalContext(
+        weight_kg=float(weight) if weight is not None else None,
         drugs=sorted(drugs)[:16],
         populations=sorted(populations)[:16],
         age_min_years=float(age[0]) if age and age[0] is not None else None,
@@ -202,6 +242,14 @@ def _carry(context: MedicalContext | None) -> Carry | None:
         populations=frozenset(context.populations),
         age=(lo, hi) if lo is not None or hi is not None else None,
     )
+
+
+def _weight(answer: str, language: str | None, context: MedicalContext | None) -> Decimal | None:
+    """The body weight an amount may be worked out for: the answer's, else its question's."""
+    stated = body_weight(answer, language)
+    if stated is None and context is not None and context.weight_kg is not None:
+        stated = Decimal(str(context.weight_kg))
+    return stated
 
 
 def _prepare(
@@ -224,7 +272,11 @@ def _prepare(
 
 
 def _deterministic(
-    claim: AtomicClaim, evidence: Evidence, config: GroundingConfig, doc: str | None = None
+    claim: AtomicClaim,
+    evidence: Evidence,
+    config: GroundingConfig,
+    doc: str | None = None,
+    weight: Decimal | None = None,
 ) -> Verdict:
     """The deterministic test: structured comparison for claims with medical readings, else
     numbers and content-word support."""
@@ -237,6 +289,7 @@ def _deterministic(
             evidence,
             bare_numbers=config.bare_numbers,
             doc=doc,
+            weight=weight,
         )
         if not all(c.reading.open and c.status == "unknown" for c in verdict.medical):
             return verdict
@@ -392,18 +445,19 @@ def check(
     (0, 1]).
     """
     language, claims, evidence = _prepare(event, registry, lexicon, cache, context)
+    weight = _weight(event.content, language, context)
     citations = check_citations(
         event.content,
         event.citations or [],
         claims,
         evidence,
-        lambda claim, doc: _deterministic(claim, evidence, config, doc),
+        lambda claim, doc: _deterministic(claim, evidence, config, doc, weight),
     )
     judged = judge_results or {}
     checks = [
         _claim_check(
             claim,
-            _deterministic(claim, evidence, config),
+            _deterministic(claim, evidence, config, weight=weight),
             evidence,
             cited,
             judged.get(claim.text),
