@@ -193,3 +193,27 @@ def test_no_weight_from_a_per_kg_denominator() -> None:
 def test_bare_count_under_a_maximum_is_critical(answer: str, passage: str, language: str) -> None:
     r = report(answer, [passage], language)
     assert critical_claims(r)
+
+
+# --- an age of 65 or over beside "like an adult" is an older person ------------------------
+
+
+@pytest.mark.parametrize(
+    ("answer", "language"),
+    [
+        ("Adults aged 82 can take 10 mg of zolpidem.", "en"),
+        ("Op uw 81e jaar? Met 81 jaar kunt u als volwassene 10 mg zolpidem nemen.", "nl"),
+        ("Ông 82 tuổi vẫn uống zolpidem 10 mg như người lớn.", "vi"),
+    ],
+)
+def test_an_old_age_beside_adult_is_elderly(answer: str, language: str) -> None:
+    passages = [
+        "Zolpidem: adults 10 mg at bedtime. Older people: 5 mg at bedtime.",
+    ]
+    if language == "nl":
+        passages = ["Zolpidem: volwassenen 10 mg voor het slapen. Ouderen: 5 mg."]
+    if language == "vi":
+        passages = ["Zolpidem: người lớn 10 mg trước khi ngủ. Người cao tuổi: 5 mg."]
+    r = report(answer, passages, language)
+    assert critical_claims(r)
+    assert any("elderly" in m.reading.populations for c in r.claims for m in c.medical)

@@ -683,6 +683,9 @@ def read_sentence(
         age = (a_lo, a_hi)
         if not populations & {"adult", "child", "elderly", "adolescent"}:
             populations.add(_age_group(a_lo, a_hi))
+        elif "adult" in populations and a_lo is not None and _age_group(a_lo, a_lo) == "elderly":
+            # "at 79 she can take it like any adult": an age of 65 or over is an older person
+            populations = (populations - {"adult"}) | {"elderly"}
         used.update(t for t in age_tokens if kinds[t] == NUM)
     stated_pop = bool(populations)
     if not stated_pop:
