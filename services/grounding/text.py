@@ -158,12 +158,12 @@ _ARTICLES: Final = frozenset({"a", "an"})
 
 
 def _is_quantity_word(t: Tokens, i: int, language: str | None) -> bool:
-    """A number word ("thirty") or a unit right after a number ("30 minutes", "dertig
-    minuten"): the number check compares them, not content-word support."""
+    """A number word before a unit ("thirty minutes") or a unit right after a number ("30
+    minutes", "dertig minuten"): the number check compares them, not content-word support."""
     words_ = t.words
     word = words_[i]
-    if word in NUMBER_WORDS:
-        return True
+    if word in NUMBER_WORDS:  # only with its unit: a bare "seven" is content
+        return i + 1 < len(words_) and words_[i + 1] in UNITS
     if word in _HALVES:  # "half an hour", "een half uur", "nửa giờ"
         j = i + 2 if i + 2 < len(words_) and words_[i + 1] in _ARTICLES else i + 1
         return j < len(words_) and words_[j] in UNITS
