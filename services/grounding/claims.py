@@ -165,13 +165,13 @@ _UPPER_LIMITS: Final = {
 def bare_limit(t: Tokens, language: str | None) -> bool:
     """Whether a unit-less count follows a maximum phrase ("take no more than 4 a day",
     "niet meer dan 4 per dag", "không quá 4 lần"): after a dose, a count of its dose form."""
-    key = phrase_key(t)
     limits = cues_for(_UPPER_LIMITS, language)
+    words = t.words
     for i, kind in enumerate(t.kinds):
-        if kind != NUM or (i + 1 < len(t) and t.words[i + 1] in UNITS):
+        if kind != NUM or (i + 1 < len(t) and words[i + 1] in UNITS):
             continue
-        before = " " + " ".join(t.words[max(0, i - 4) : i]) + " "
-        if any(before.endswith(f" {limit} ") for limit in limits) and key:
+        before = " " + " ".join(words[max(0, i - 4) : i]) + " "
+        if any(before.endswith(f" {limit} ") for limit in limits):
             return True
     return False
 

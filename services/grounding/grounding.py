@@ -156,6 +156,8 @@ _WEIGHT_UNITS: Final = frozenset(
     }
 )
 _HEAVIEST: Final = Decimal(300)
+#: Substrings every weight word contains (a cheap test before tokenising).
+_WEIGHT_HINTS: Final = ("kg", "kilo", "cân", "ký", "kí")
 
 
 def body_weight(text: str, language: str | None = None) -> Decimal | None:
@@ -165,7 +167,11 @@ def body_weight(text: str, language: str | None = None) -> Decimal | None:
     >>> body_weight("Voor uw dochter van 14 kilo: 2,1 mg"), body_weight("0.15 mg/kg")
     (Decimal('14'), None)
     """
-    t = tokenize(text[:QUESTION_CHARS])
+    head = text[:QUESTION_CHARS]
+    low = head.lower()
+    if not any(w in low for w in _WEIGHT_HINTS):
+        return None  # most answers: no tokens needed
+    t = tokenize(head)
     words, kinds = t.words, t.kinds
     for i in range(len(t) - 1):
         if kinds[i] != NUM or words[i + 1] not in _WEIGHT_UNITS:

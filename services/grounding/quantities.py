@@ -518,7 +518,7 @@ def amounts(tokens: Tokens, language: str | None = None) -> list[Amount]:
         kind = kinds[i]
         digits = kind == NUM
         if not digits and not (kind == WORD and _is_number_word(words[i], base)):
-            half = _half_unit(tokens, i, base) if kind == WORD else None
+            half = _half_unit(tokens, i, base) if words[i] in _HALVES else None
             if half is not None:
                 info = half.info
                 value = (_HALF * info.factor).quantize(_SIX_PLACES)

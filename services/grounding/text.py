@@ -175,24 +175,43 @@ def _is_quantity_word(t: Tokens, i: int, language: str | None) -> bool:
     return False
 
 
+#: Stems per language, read inline by :func:`_latin_units` (bounded like the stem memo).
+_STEMS: Final[dict[str | None, dict[str, str]]] = {}
+#: Words :func:`_is_quantity_word` can be true for.
+_QUANTITY_WORDS: Final = frozenset(NUMBER_WORDS) | frozenset(UNITS) | _HALVES
+
+
+def _stem_into(memo: dict[str, str], word: str, language: str | None) -> str:
+    """The stem of ``word``, kept in ``memo`` while it is below its bound."""
+    s = _stem(word, language)
+    if len(memo) < _STEM_MEMO and len(word) <= _STEM_MAX_LEN:
+        memo[word] = s
+    return s
+
+
 def _latin_units(
     t: Tokens, lo: int, hi: int, language: str | None, *, passage: bool = False
 ) -> frozenset[str]:
     stop = for_language(STOP_WORDS, language if language != "vi" else None)
     words_, kinds = t.words, t.kinds
-    stems = [stem(w, language) if k == WORD else w for w, k in zip(words_, kinds, strict=True)]
-    out, covered = _concept_hits(stems, lo, hi, language, passage=passage)
+    memo = _STEMS.get(language)
+    if memo is None:
+        memo = _STEMS.setdefault(language, {})
+    get = memo.get
+    # symbols and numbers pass through unchanged (no suffix to strip)
+    stems = [get(w) or _stem_into(memo, w, language) for w in words_[lo:hi]]
+    out, covered = _concept_hits(stems, 0, hi - lo, language, passage=passage)
     seen: set[str] = set()
     for i in range(lo, hi):
         word = words_[i]
-        if kinds[i] != WORD or word in seen or i in covered:
+        if kinds[i] != WORD or word in seen or i - lo in covered:
             continue
         seen.add(word)
         if len(word) < 2 or word in stop or (i and kinds[i - 1] == NUM and t.glued(i)):
             continue
-        if not passage and _is_quantity_word(t, i, language):
+        if not passage and word in _QUANTITY_WORDS and _is_quantity_word(t, i, language):
             continue
-        out.add("not" if word in NEGATIONS else stems[i])
+        out.add("not" if word in NEGATIONS else stems[i - lo])
     return frozenset(out)
 
 
