@@ -217,3 +217,31 @@ def test_an_old_age_beside_adult_is_elderly(answer: str, language: str) -> None:
     r = report(answer, passages, language)
     assert critical_claims(r)
     assert any("elderly" in m.reading.populations for c in r.claims for m in c.medical)
+
+
+# --- a single dose says the count "once" ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("answer", "passage", "language"),
+    [
+        (
+            "Take 2 g of tinidazole, 1 time only.",
+            "Tinidazole for giardiasis: 2 g as a single dose.",
+            "en",
+        ),
+        (
+            "U neemt 2 g tinidazol, en maar 1 keer.",
+            "Tinidazol bij giardiasis: 2 g als eenmalige dosis.",
+            "nl",
+        ),
+        (
+            "Uống tinidazol 2 g, chỉ một lần.",
+            "Tinidazol trị giardia: 2 g, liều duy nhất.",
+            "vi",
+        ),
+    ],
+)
+def test_a_single_dose_says_once(answer: str, passage: str, language: str) -> None:
+    assert not report(answer, [passage], language).ungrounded
+    assert report(answer, ["Tinidazole: 2 g on day 1 and 1 g on day 2."], language).ungrounded
