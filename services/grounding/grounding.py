@@ -213,12 +213,16 @@ def medical_context(
     populations: set[str] = set()
     age: tuple[Decimal | None, Decimal | None] | None = None
     carry = Carry()
+    clearance: Decimal | None = None
     read_to = 0
     for sentence in split_sentences(text[:QUESTION_CHARS], lang)[:QUESTION_SENTENCES]:
         read_to = sentence.end
         t = tokenize(sentence.text)
         read = read_sentence(t, 0, len(t), amounts(t, lang), lang, lex, carry)
         drugs |= read.carry.drugs
+        got = read.carry.clearance
+        if clearance is None and got is not None and got.kind == "exact" and got.low == got.high:
+            clearance = got.low  # a value, not a band
         if read.carry.populations != carry.populations:
             populations |= read.carry.populations
             age = read.carry.age or age
@@ -231,6 +235,7 @@ def medical_context(
     weight = body_weight(text[:read_to], lang)
     return MedicalContext(
         weight_kg=float(weight) if weight is not None else None,
+        clearance_ml_min=float(clearance) if clearance is not None else None,
         drugs=sorted(drugs)[:16],
         populations=sorted(populations)[:16],
         age_min_years=float(age[0]) if age and age[0] is not None else None,
@@ -243,10 +248,12 @@ def _carry(context: MedicalContext | None) -> Carry | None:
         return None
     lo = Decimal(str(context.age_min_years)) if context.age_min_years is not None else None
     hi = Decimal(str(context.age_max_years)) if context.age_max_years is not None else None
+    value = context.clearance_ml_min
     return Carry(
         drugs=frozenset(context.drugs),
         populations=frozenset(context.populations),
         age=(lo, hi) if lo is not None or hi is not None else None,
+        clearance=Span(Decimal(str(value)), Decimal(str(value))) if value is not None else None,
     )
 
 

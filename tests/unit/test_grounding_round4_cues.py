@@ -245,3 +245,44 @@ def test_an_old_age_beside_adult_is_elderly(answer: str, language: str) -> None:
 def test_a_single_dose_says_once(answer: str, passage: str, language: str) -> None:
     assert not report(answer, [passage], language).ungrounded
     assert report(answer, ["Tinidazole: 2 g on day 1 and 1 g on day 2."], language).ungrounded
+
+
+# --- a kidney clearance picks its band ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("question", "right", "wrong", "passage", "language"),
+    [
+        (
+            "My creatinine clearance is 20. How much gabapentin can I take?",
+            "With kidney impairment you can take 300 mg of gabapentin per day.",
+            "With kidney impairment you can take 900 mg of gabapentin per day.",
+            "Gabapentin in renal impairment: creatinine clearance 30 to 59 ml/min, 900 mg per "
+            "day; creatinine clearance below 30 ml/min, 300 mg per day.",
+            "en",
+        ),
+        (
+            "Mijn klaring is 20. Hoeveel gabapentine mag ik?",
+            "Bij uw nierfunctie neemt u 300 mg gabapentine per dag.",
+            "Bij uw nierfunctie neemt u 900 mg gabapentine per dag.",
+            "Gabapentine bij verminderde nierfunctie: creatinineklaring 30 tot 59 ml/min, 900 mg "
+            "per dag; klaring onder 30 ml/min, 300 mg per dag.",
+            "nl",
+        ),
+        (
+            "Độ thanh thải creatinin của tôi là 20, uống gabapentin bao nhiêu?",
+            "Với suy thận, bạn uống gabapentin 300 mg mỗi ngày.",
+            "Với suy thận, bạn uống gabapentin 900 mg mỗi ngày.",
+            "Gabapentin khi suy thận: độ thanh thải creatinin 30–59 ml/phút: 900 mg mỗi ngày; "
+            "dưới 30 ml/phút: 300 mg mỗi ngày.",
+            "vi",
+        ),
+    ],
+)
+def test_a_clearance_picks_its_band(
+    question: str, right: str, wrong: str, passage: str, language: str
+) -> None:
+    ctx = medical_context(question, language)
+    assert ctx.clearance_ml_min == 20
+    assert not report(right, [passage], language, ctx).ungrounded
+    assert critical_claims(report(wrong, [passage], language, ctx))

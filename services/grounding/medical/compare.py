@@ -82,7 +82,18 @@ def _ages_overlap(
     return lo == hi and point
 
 
+def _clearances_meet(a: Span, p: Span) -> bool:
+    """Whether two kidney clearances (a value or band each) overlap."""
+    return a.low <= p.high and p.low <= a.high and not (p.kind == "max" and a.low >= p.high)
+
+
 def _population_ok(a: Reading, p: Reading) -> bool:
+    if (
+        a.clearance is not None
+        and p.clearance is not None
+        and not _clearances_meet(a.clearance, p.clearance)
+    ):
+        return False  # clearance 25 is not the 30-80 ml/min band
     if not a.populations:
         return True
     risk = a.populations & a.conditions  # kidney or liver impairment, pregnancy, alcohol...
