@@ -102,6 +102,10 @@ class MedicalContext(_Out):
     populations: list[str] = Field(default_factory=list, max_length=16)
     age_min_years: float | None = None
     age_max_years: float | None = None
+    #: The body weight the turn states ("she weighs 14 kg", "weegt 14 kilo", "nặng 14 kg").
+    weight_kg: float | None = Field(default=None, gt=0, le=500)
+    #: A kidney clearance or eGFR value the turn states ("klaring 25", "my eGFR is 40").
+    clearance_ml_min: float | None = Field(default=None, ge=0, le=1000)
 
 
 class PassageClaim(_Out):

@@ -66,10 +66,10 @@ from services.grounding.medical.strength import (
     scale_counted,
     strength_amounts,
 )
-from services.grounding.quantities import Amount, Quantity, amounts, flatten
+from services.grounding.quantities import UNITS, Amount, Quantity, amounts, flatten
 from services.grounding.sentences import Marker, split_sentences
 from services.grounding.text import claim_units, has_cue, opening_cue, phrase_key, units_of
-from services.grounding.tokens import Tokens, tokenize
+from services.grounding.tokens import NUM, Tokens, tokenize
 
 __all__ = [
     "AtomicClaim",
@@ -151,6 +151,29 @@ def claim_kind(
     if has_cue(key, cues_for(CONTRA_CUES, language)):
         return "contraindication"
     return "other"
+
+
+_LOWER_WORDS: Final = ("less", "minder", "dưới")
+#: Maximum words before a bare count that make it a dose limit ("no more than 4 a day"),
+#: from ``nonclaims.yaml`` ``limits`` (only the upper ones: "not less than" is no maximum).
+_UPPER_LIMITS: Final = {
+    lang: tuple(p for p in frames.limits if not any(w in p for w in _LOWER_WORDS))
+    for lang, frames in NONCLAIM_FRAMES.items()
+}
+
+
+def bare_limit(t: Tokens, language: str | None) -> bool:
+    """Whether a unit-less count follows a maximum phrase ("take no more than 4 a day",
+    "niet meer dan 4 per dag", "không quá 4 lần"): after a dose, a count of its dose form."""
+    limits = cues_for(_UPPER_LIMITS, language)
+    words = t.words
+    for i, kind in enumerate(t.kinds):
+        if kind != NUM or (i + 1 < len(t) and words[i + 1] in UNITS):
+            continue
+        before = " " + " ".join(words[max(0, i - 4) : i]) + " "
+        if any(before.endswith(f" {limit} ") for limit in limits):
+            return True
+    return False
 
 
 def skip_reason(
@@ -301,6 +324,7 @@ def atomic_claims(
     claims: list[AtomicClaim] = []
     context_kind: ClaimKind | None = None  # what a lead-in hands down to its list items
     carry = context if context is not None else Carry()
+    after_dose = False  # a dose claim came before
     for sentence in split_sentences(text, language):
         t = tokenize(sentence.text)
         found_amounts = amounts(t, language)
@@ -328,9 +352,12 @@ def atomic_claims(
             inherits = context_kind == "contraindication" or any(_is_dose_amount(q) for q in found)
             if kind == "other" and sentence.bullet and context_kind is not None and inherits:
                 kind = context_kind
+            if kind == "other" and after_dose and bare_limit(t, language):
+                kind = "dose"  # "Take no more than 4 a day." after a dose: a count of it
         leftover = tuple(
             q for a in found_amounts if not set(range(a.t0, a.t1)) & read.used for q in a.parts
         )
+        after_dose = after_dose or kind == "dose"
         claims.append(
             AtomicClaim(
                 sentence.text,

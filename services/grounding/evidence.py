@@ -25,6 +25,9 @@ from services.grounding.medical.reading import Reading
 from services.grounding.prepared import PassageCache, PreparedPassage, prepare_passage
 from services.grounding.quantities import Quantity, format_decimal
 
+#: Milligrams in a kilogram (a body weight reads as a mass in mg).
+_MG_PER_KG = Decimal(1_000_000)
+
 __all__ = ["Evidence", "PassageEvidence", "Verdict", "ground", "ground_medical"]
 
 #: A prepared passage, as the grounding test sees it.
@@ -188,18 +191,23 @@ def ground_medical(
     *,
     bare_numbers: bool,
     doc: str | None = None,
+    weight: Decimal | None = None,
 ) -> Verdict:
     """Ground a claim by its structured readings: each is compared with the readings of the
     passages (all, or the document ``doc``'s); numbers the readings did not use (a duration, a
     strength) must still be among the passages' numbers. Content-word support is reported but
-    does not decide."""
+    does not decide. ``weight``: a body weight (kg) the answer or its question states, for
+    amounts worked out from a per-kg dose; its number is no missing number."""
     indices, keys, numbers = _scope(evidence, doc)
+    if weight is not None:  # the weight itself is no dose: "20 kg" reads as 20,000,000 mg
+        numbers = numbers | {weight}
+        keys = keys | {f"{format_decimal(weight * _MG_PER_KG)} mg"}
     shown = _missing(found, keys, numbers, bare_numbers)
     missing = _missing(leftover, keys, numbers, bare_numbers)
     if not indices:
         comparisons = tuple(compare(r, []) for r in readings)
         return Verdict(False, 0.0, None, shown, comparisons, missing)
-    comparisons = tuple(compare(r, evidence.readings_for(r, doc)) for r in readings)
+    comparisons = tuple(compare(r, evidence.readings_for(r, doc), weight) for r in readings)
     best, support = _best_support(units, evidence, indices)
     for c in comparisons:
         cited = c.supporting or c.contradicting

@@ -47,10 +47,10 @@ from services.grounding.medical.compare import Comparison, PassageReading
 from services.grounding.medical.lexicon import MedicalLexicon, load_lexicon
 from services.grounding.medical.reading import Carry, Reading, Span, read_sentence
 from services.grounding.prepared import PassageCache
-from services.grounding.quantities import UNITS, amounts
+from services.grounding.quantities import UNITS, amounts, parse_number
 from services.grounding.sentences import split_sentences
 from services.grounding.text import detect_language
-from services.grounding.tokens import tokenize
+from services.grounding.tokens import NUM, tokenize
 
 __all__ = [
     "GroundingConfig",
@@ -138,13 +138,57 @@ _PERSONS: Final = frozenset(
 )
 
 
+#: Words for kilograms of body weight after a number ("14 kg", "14 kilo", "nặng 14 cân").
+_WEIGHT_UNITS: Final = frozenset(
+    {
+        "kg",
+        "kgs",
+        "kilo",
+        "kilos",
+        "kilogram",
+        "kilograms",
+        "kilogramme",
+        "kilogrammes",
+        "kilogam",
+        "cân",
+        "ký",
+        "kí",
+    }
+)
+_HEAVIEST: Final = Decimal(300)
+#: Substrings every weight word contains (a cheap test before tokenising).
+_WEIGHT_HINTS: Final = ("kg", "kilo", "cân", "ký", "kí")
+
+
+def body_weight(text: str, language: str | None = None) -> Decimal | None:
+    """The first body weight ``text`` states: a number right before a kilogram word, not a
+    denominator ("0.15 mg/kg" has none), between 1 and 300 kg; else ``None``.
+
+    >>> body_weight("Voor uw dochter van 14 kilo: 2,1 mg"), body_weight("0.15 mg/kg")
+    (Decimal('14'), None)
+    """
+    head = text[:QUESTION_CHARS]
+    low = head.lower()
+    if not any(w in low for w in _WEIGHT_HINTS):
+        return None  # most answers: no tokens needed
+    t = tokenize(head)
+    words, kinds = t.words, t.kinds
+    for i in range(len(t) - 1):
+        if kinds[i] != NUM or words[i + 1] not in _WEIGHT_UNITS:
+            continue
+        value = parse_number(words[i], language)
+        if value is not None and 0 < value <= _HEAVIEST:
+            return value
+    return None
+
+
 def _question_age(text: str) -> Decimal | None:
     t = tokenize(text)
     for i, (word, kind) in enumerate(zip(t.words, t.kinds, strict=True)):
         if kind != 1 or not word.isdigit() or not 0 < int(word) < 120:
             continue
-        if i + 1 < len(t) and t.words[i + 1] in UNITS:
-            continue  # "20 mg", "6 months": an amount, not an age
+        if i + 1 < len(t) and (t.words[i + 1] in UNITS or t.words[i + 1] in _WEIGHT_UNITS):
+            continue  # "20 mg", "6 months", "18 kilo": an amount or a weight, not an age
         if any(w in _PERSONS for w in t.words[max(0, i - 3) : i]):
             return Decimal(word)
     return None
@@ -169,12 +213,16 @@ def medical_context(
     populations: set[str] = set()
     age: tuple[Decimal | None, Decimal | None] | None = None
     carry = Carry()
+    clearance: Decimal | None = None
     read_to = 0
     for sentence in split_sentences(text[:QUESTION_CHARS], lang)[:QUESTION_SENTENCES]:
         read_to = sentence.end
         t = tokenize(sentence.text)
         read = read_sentence(t, 0, len(t), amounts(t, lang), lang, lex, carry)
         drugs |= read.carry.drugs
+        got = read.carry.clearance
+        if clearance is None and got is not None and got.kind == "exact" and got.low == got.high:
+            clearance = got.low  # a value, not a band
         if read.carry.populations != carry.populations:
             populations |= read.carry.populations
             age = read.carry.age or age
@@ -184,7 +232,10 @@ def medical_context(
         if years is not None:
             age = (years, years)
             populations.add("elderly" if years >= 65 else "adult" if years >= 18 else "child")
+    weight = body_weight(text[:read_to], lang)
     return MedicalContext(
+        weight_kg=float(weight) if weight is not None else None,
+        clearance_ml_min=float(clearance) if clearance is not None else None,
         drugs=sorted(drugs)[:16],
         populations=sorted(populations)[:16],
         age_min_years=float(age[0]) if age and age[0] is not None else None,
@@ -197,11 +248,21 @@ def _carry(context: MedicalContext | None) -> Carry | None:
         return None
     lo = Decimal(str(context.age_min_years)) if context.age_min_years is not None else None
     hi = Decimal(str(context.age_max_years)) if context.age_max_years is not None else None
+    value = context.clearance_ml_min
     return Carry(
         drugs=frozenset(context.drugs),
         populations=frozenset(context.populations),
         age=(lo, hi) if lo is not None or hi is not None else None,
+        clearance=Span(Decimal(str(value)), Decimal(str(value))) if value is not None else None,
     )
+
+
+def _weight(answer: str, language: str | None, context: MedicalContext | None) -> Decimal | None:
+    """The body weight an amount may be worked out for: the answer's, else its question's."""
+    stated = body_weight(answer, language)
+    if stated is None and context is not None and context.weight_kg is not None:
+        stated = Decimal(str(context.weight_kg))
+    return stated
 
 
 def _prepare(
@@ -224,7 +285,11 @@ def _prepare(
 
 
 def _deterministic(
-    claim: AtomicClaim, evidence: Evidence, config: GroundingConfig, doc: str | None = None
+    claim: AtomicClaim,
+    evidence: Evidence,
+    config: GroundingConfig,
+    doc: str | None = None,
+    weight: Decimal | None = None,
 ) -> Verdict:
     """The deterministic test: structured comparison for claims with medical readings, else
     numbers and content-word support."""
@@ -237,6 +302,7 @@ def _deterministic(
             evidence,
             bare_numbers=config.bare_numbers,
             doc=doc,
+            weight=weight,
         )
         if not all(c.reading.open and c.status == "unknown" for c in verdict.medical):
             return verdict
@@ -392,18 +458,19 @@ def check(
     (0, 1]).
     """
     language, claims, evidence = _prepare(event, registry, lexicon, cache, context)
+    weight = _weight(event.content, language, context)
     citations = check_citations(
         event.content,
         event.citations or [],
         claims,
         evidence,
-        lambda claim, doc: _deterministic(claim, evidence, config, doc),
+        lambda claim, doc: _deterministic(claim, evidence, config, doc, weight),
     )
     judged = judge_results or {}
     checks = [
         _claim_check(
             claim,
-            _deterministic(claim, evidence, config),
+            _deterministic(claim, evidence, config, weight=weight),
             evidence,
             cited,
             judged.get(claim.text),

@@ -39,7 +39,9 @@ __all__ = [
     "PLEASANTRY_CUES",
     "REFERRAL_CUES",
     "STOP_WORDS",
+    "SYNONYMS",
     "NonclaimFrames",
+    "SynonymFile",
     "cues_for",
     "for_language",
 ]
@@ -281,4 +283,39 @@ def _load_frames(path: Path) -> tuple[dict[str, NonclaimFrames], list[dict[str, 
 #: Abstention, hedge and referral frames per language (``rules/grounding/nonclaims.yaml``).
 NONCLAIM_FRAMES, NONCLAIM_EXAMPLES = _load_frames(
     Path(__file__).resolve().parents[2] / "rules" / "grounding" / "nonclaims.yaml"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SynonymFile:
+    """``rules/grounding/synonyms.yaml``: concept families per language, discourse words and
+    the examples the suite runs (phrases lower-cased with single spaces)."""
+
+    #: ``(concept keys, {language: phrases})`` per family.
+    families: tuple[tuple[tuple[str, ...], dict[str, tuple[str, ...]]], ...]
+    discourse: dict[str, tuple[str, ...]]
+    examples: tuple[dict[str, object], ...]
+
+
+def _load_synonyms(path: Path) -> SynonymFile:
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    families = []
+    for entry in data["families"]:
+        raw = entry["key"]
+        keys = tuple(str(k) for k in (raw if isinstance(raw, list) else [raw]))
+        phrases = {
+            lang: tuple(" ".join(str(p).lower().split()) for p in entry.get(lang, []))
+            for lang in LANGUAGES
+        }
+        families.append((keys, phrases))
+    discourse = {
+        lang: tuple(" ".join(str(p).lower().split()) for p in data["discourse"].get(lang, []))
+        for lang in LANGUAGES
+    }
+    return SynonymFile(tuple(families), discourse, tuple(data.get("examples", [])))
+
+
+#: Synonym families for content-word support (``rules/grounding/synonyms.yaml``).
+SYNONYMS: Final = _load_synonyms(
+    Path(__file__).resolve().parents[2] / "rules" / "grounding" / "synonyms.yaml"
 )

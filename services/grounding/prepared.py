@@ -31,12 +31,16 @@ from services.grounding.medical.strength import (
     scale_counted,
     strength_amounts,
 )
-from services.grounding.quantities import Amount, amounts, flatten
+from services.grounding.quantities import Amount, amounts, flatten, quantities
 from services.grounding.sentences import split_sentences
 from services.grounding.text import units_of
 from services.grounding.tokens import tokenize
 
 __all__ = ["CacheStats", "PassageCache", "PreparedPassage", "prepare_passage"]
+
+#: The concept unit of a single dose (``rules/grounding/synonyms.yaml``) and the count it says.
+_SINGLE_DOSE: Final = "~single_dose"
+_ONE_TIME: Final = next(q for q in quantities("1 times", "en"))
 
 #: Rough bytes per held item, for the byte bound (CPython objects, not their text).
 _PER_UNIT: Final = 80
@@ -112,6 +116,9 @@ def prepare_passage(
     readings += _in_mg(readings, one_strength(forms))
     readings = list(dict.fromkeys(readings))  # a repeated sentence reads the same
     units = units_of(tokenize(text, normalized=True), language, passage=True)
+    if _SINGLE_DOSE in units:  # "as a single dose" says the count "1 time"
+        keys.add(_ONE_TIME.key)
+        numbers.add(_ONE_TIME.written)
     size = (
         _OVERHEAD
         + 2 * len(text)

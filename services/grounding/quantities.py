@@ -480,6 +480,26 @@ def _between(words: list[str], i: int, j: int) -> bool:
     return words[j] in _AND and i > 0 and words[i - 1] in _BETWEEN
 
 
+#: "Half" before a time unit ("half an hour", "een half uur", "nửa giờ", "nửa tiếng"): 0.5 of
+#: it. Only time units: "half a tablet" is a count the dose reader handles.
+_HALVES: Final = {"half": ("en", "nl"), "nửa": ("vi",)}
+_HALF: Final = Decimal("0.5")
+#: Articles between "half" and its unit ("half an hour").
+_HALF_ARTICLES: Final = frozenset({"a", "an"})
+
+
+def _half_unit(tokens: Tokens, i: int, language: str | None) -> _Unit | None:
+    """The time unit after a "half" at token ``i`` (skipping an article), or ``None``."""
+    langs = _HALVES.get(tokens.words[i])
+    if langs is None or (language is not None and language not in langs):
+        return None
+    j = i + 1
+    if j < len(tokens) and tokens.words[j] in _HALF_ARTICLES:
+        j += 1
+    unit = _unit_at(tokens, j, language) if j < len(tokens) else None
+    return unit if unit is not None and unit.info.base == "h" and unit.divisor == 1 else None
+
+
 def _is_number_word(word: str, language: str | None) -> bool:
     own = _WORD_LANGUAGE.get(word)
     return own is not None and language in (None, own)
@@ -498,6 +518,16 @@ def amounts(tokens: Tokens, language: str | None = None) -> list[Amount]:
         kind = kinds[i]
         digits = kind == NUM
         if not digits and not (kind == WORD and _is_number_word(words[i], base)):
+            half = _half_unit(tokens, i, base) if words[i] in _HALVES else None
+            if half is not None:
+                info = half.info
+                value = (_HALF * info.factor).quantize(_SIX_PLACES)
+                shown = _display(_HALF, info.symbol, half.per, half.per_unit)
+                q = Quantity(value, info.base, _HALF, shown, starts[i], ends[half.stop - 1])
+                found.append(Amount((q,), info.symbol, half.per_time, half.per_dose, i, half.stop))
+                last_end = half.stop
+                i = half.stop
+                continue
             i += 1
             continue
         if digits and not _number_ok(tokens, i, last_end):

@@ -23,8 +23,9 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import Final
 
-from services.grounding.lexicon import LANGUAGES, NEGATIONS, STOP_WORDS, for_language
-from services.grounding.tokens import NUM, WORD, Tokens, tokenize
+from services.grounding.lexicon import LANGUAGES, NEGATIONS, STOP_WORDS, SYNONYMS, for_language
+from services.grounding.quantities import NUMBER_WORDS, UNITS
+from services.grounding.tokens import NUM, WORD, PhraseMatcher, Tokens, tokenize
 
 __all__ = [
     "claim_units",
@@ -111,34 +112,122 @@ def stem(word: str, language: str | None) -> str:
     return _stem_memo(word, language)
 
 
-def _latin_units(t: Tokens, lo: int, hi: int, language: str | None) -> frozenset[str]:
+#: A phrase of a synonym family → its concept units (``~key``); discourse words → none.
+Concepts = PhraseMatcher[tuple[str, ...]]
+
+
+@lru_cache(maxsize=8)
+def concepts(language: str | None) -> Concepts:
+    """The phrase matcher of ``rules/grounding/synonyms.yaml`` for ``language`` (every Latin
+    language's when it is unknown): English and Dutch phrases as stems, Vietnamese as
+    syllables. A phrase listed in two families carries both families' units."""
+    langs = (language,) if language in LANGUAGES else ("en", "nl")
+    payloads: dict[tuple[str, ...], set[str]] = {}
+
+    def key(phrase: str) -> tuple[str, ...]:
+        words_ = tokenize(phrase).words
+        return tuple(words_ if language == "vi" else (stem(w, language) for w in words_))
+
+    for lang in langs:
+        for keys, phrases in SYNONYMS.families:
+            for phrase in phrases[lang]:
+                payloads.setdefault(key(phrase), set()).update(f"~{k}" for k in keys)
+        for phrase in SYNONYMS.discourse[lang]:
+            payloads.setdefault(key(phrase), set())
+    return PhraseMatcher((words_, tuple(sorted(units))) for words_, units in payloads.items())
+
+
+def _concept_hits(
+    words_: list[str], lo: int, hi: int, language: str | None, *, passage: bool
+) -> tuple[set[str], set[int]]:
+    """Concept units found in ``words_[lo:hi]`` and the token indices they stand for (none for
+    a passage, which keeps its own words too; discourse words only count in claims)."""
+    found: set[str] = set()
+    covered: set[int] = set()
+    for first, stop, units in concepts(language).find(words_, lo, hi):
+        if passage and not units:
+            continue
+        found.update(units)
+        if not passage:
+            covered.update(range(first, stop))
+    return found, covered
+
+
+_HALVES: Final = frozenset({"half", "nửa"})
+_ARTICLES: Final = frozenset({"a", "an"})
+
+
+def _is_quantity_word(t: Tokens, i: int, language: str | None) -> bool:
+    """A number word before a unit ("thirty minutes") or a unit right after a number ("30
+    minutes", "dertig minuten"): the number check compares them, not content-word support."""
+    words_ = t.words
+    word = words_[i]
+    if word in NUMBER_WORDS:  # only with its unit: a bare "seven" is content
+        return i + 1 < len(words_) and words_[i + 1] in UNITS
+    if word in _HALVES:  # "half an hour", "een half uur", "nửa giờ"
+        j = i + 2 if i + 2 < len(words_) and words_[i + 1] in _ARTICLES else i + 1
+        return j < len(words_) and words_[j] in UNITS
+    if word in UNITS and i:
+        prev = words_[i - 1]
+        if prev in _ARTICLES and i > 1:
+            prev = words_[i - 2]
+        return t.kinds[i - 1] == NUM or prev in NUMBER_WORDS or prev in _HALVES
+    return False
+
+
+#: Stems per language, read inline by :func:`_latin_units` (bounded like the stem memo).
+_STEMS: Final[dict[str | None, dict[str, str]]] = {}
+#: Words :func:`_is_quantity_word` can be true for.
+_QUANTITY_WORDS: Final = frozenset(NUMBER_WORDS) | frozenset(UNITS) | _HALVES
+
+
+def _stem_into(memo: dict[str, str], word: str, language: str | None) -> str:
+    """The stem of ``word``, kept in ``memo`` while it is below its bound."""
+    s = _stem(word, language)
+    if len(memo) < _STEM_MEMO and len(word) <= _STEM_MAX_LEN:
+        memo[word] = s
+    return s
+
+
+def _latin_units(
+    t: Tokens, lo: int, hi: int, language: str | None, *, passage: bool = False
+) -> frozenset[str]:
     stop = for_language(STOP_WORDS, language if language != "vi" else None)
     words_, kinds = t.words, t.kinds
+    memo = _STEMS.get(language)
+    if memo is None:
+        memo = _STEMS.setdefault(language, {})
+    get = memo.get
+    # symbols and numbers pass through unchanged (no suffix to strip)
+    stems = [get(w) or _stem_into(memo, w, language) for w in words_[lo:hi]]
+    out, covered = _concept_hits(stems, 0, hi - lo, language, passage=passage)
     seen: set[str] = set()
-    out: set[str] = set()
     for i in range(lo, hi):
         word = words_[i]
-        if kinds[i] != WORD or word in seen:
+        if kinds[i] != WORD or word in seen or i - lo in covered:
             continue
         seen.add(word)
         if len(word) < 2 or word in stop or (i and kinds[i - 1] == NUM and t.glued(i)):
             continue
-        out.add("not" if word in NEGATIONS else stem(word, language))
+        if not passage and word in _QUANTITY_WORDS and _is_quantity_word(t, i, language):
+            continue
+        out.add("not" if word in NEGATIONS else stems[i - lo])
     return frozenset(out)
 
 
-def _vi_runs(t: Tokens, lo: int, hi: int) -> Iterable[list[str]]:
-    """Runs of syllables not interrupted by punctuation or numbers."""
+def _vi_runs(t: Tokens, lo: int, hi: int, cut: set[int] | None = None) -> Iterable[list[str]]:
+    """Runs of syllables not interrupted by punctuation, numbers or a ``cut`` token (one a
+    concept unit stands for)."""
     run: list[str] = []
     words_, kinds, starts, ends, text = t.words, t.kinds, t.starts, t.ends, t.text
     for i in range(lo, hi):
         kind = kinds[i]
         broken = i > lo and (kinds[i - 1] != WORD or text[ends[i - 1] : starts[i]].strip() != "")
-        if kind != WORD or broken:
+        if kind != WORD or broken or (cut and i in cut):
             if run:
                 yield run
             run = []
-        if kind == WORD:
+        if kind == WORD and not (cut and i in cut):
             run.append(words_[i])
     if run:
         yield run
@@ -148,14 +237,15 @@ def _vi_units(t: Tokens, lo: int, hi: int, *, unigrams: bool) -> frozenset[str]:
     stop = STOP_WORDS["vi"]
     bigrams: set[str] = set()
     singles: set[str] = set()
-    for run in _vi_runs(t, lo, hi):
+    found, covered = _concept_hits(t.words, lo, hi, "vi", passage=unigrams)
+    for run in _vi_runs(t, lo, hi, covered):
         singles.update(w for w in run if w not in stop)
         bigrams.update(
             f"{a} {b}" for a, b in itertools.pairwise(run) if a not in stop or b not in stop
         )
     if unigrams or not bigrams:
-        return frozenset(bigrams | singles)
-    return frozenset(bigrams)
+        return frozenset(bigrams | singles | found)
+    return frozenset(bigrams | found)
 
 
 def units_of(
@@ -166,7 +256,7 @@ def units_of(
     stop = len(t) if hi is None else hi
     if language == "vi":
         return _vi_units(t, lo, stop, unigrams=passage)
-    return _latin_units(t, lo, stop, language)
+    return _latin_units(t, lo, stop, language, passage=passage)
 
 
 def claim_units(text: str, language: str | None) -> frozenset[str]:

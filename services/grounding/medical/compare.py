@@ -29,6 +29,7 @@ from decimal import Decimal
 from typing import Final, Literal
 
 from services.grounding.medical.reading import NEGATIVE, Reading, Span
+from services.grounding.quantities import format_decimal
 
 __all__ = ["Comparison", "PassageReading", "Status", "compare", "worst"]
 
@@ -36,6 +37,8 @@ Status = Literal["supported", "contradicted", "unknown", "conflict"]
 _ORDER: Final[dict[str, int]] = {"supported": 0, "unknown": 1, "conflict": 2, "contradicted": 3}
 _LIMITS: Final = frozenset({"max", "min", "start"})
 _ONE: Final = Decimal(1)
+#: Dose units a per-kg dose can be worked out in (``mg/kg`` × kg → ``mg``).
+_PER_KG_UNITS: Final = frozenset({"mg", "ml", "IU"})
 #: Least share of an answer's condition words found in a passage reading's, when neither names
 #: a known condition ("do not take it with grapefruit juice").
 _CONDITION_OVERLAP: Final = 0.5
@@ -79,7 +82,18 @@ def _ages_overlap(
     return lo == hi and point
 
 
+def _clearances_meet(a: Span, p: Span) -> bool:
+    """Whether two kidney clearances (a value or band each) overlap."""
+    return a.low <= p.high and p.low <= a.high and not (p.kind == "max" and a.low >= p.high)
+
+
 def _population_ok(a: Reading, p: Reading) -> bool:
+    if (
+        a.clearance is not None
+        and p.clearance is not None
+        and not _clearances_meet(a.clearance, p.clearance)
+    ):
+        return False  # clearance 25 is not the 30-80 ml/min band
     if not a.populations:
         return True
     risk = a.populations & a.conditions  # kidney or liver impairment, pregnancy, alcohol...
@@ -319,9 +333,60 @@ def _judge(
     return _polarity_facet(a, pool)
 
 
-def compare(a: Reading, passages: Sequence[PassageReading]) -> Comparison:
-    """The status of one answer reading against the passages' readings (see the module doc)."""
+#: Rounding allowed when a per-kg dose is worked out for a weight ("0.15 mg/kg for 14 kg is
+#: about 2 mg"): the answer's amount may be this share away from the product.
+_WEIGHT_ROUNDING: Final = Decimal("0.1")
+
+
+def _for_weight(
+    p: PassageReading, unit: str, weight: Decimal
+) -> tuple[PassageReading, PassageReading] | None:
+    """A per-kg passage reading worked out for a body weight (``0.15 mg/kg`` × 14 kg = 2.1 mg):
+    ``(as judged, with room for rounding; as shown)``, or ``None`` when it is not per kg of
+    ``unit``."""
+    r = p.reading
+    if r.amount is None or r.unit != f"{unit}/kg":
+        return None
+    low, high = r.amount.low * weight, r.amount.high * weight
+    exact = Span(low.normalize(), high.normalize(), r.amount.kind)
+    room = Span(
+        (low * (1 - _WEIGHT_ROUNDING)).normalize(),
+        (high * (1 + _WEIGHT_ROUNDING)).normalize(),
+        r.amount.kind,
+    )
+    sentence = f"{p.sentence} [{r.amount.text(r.unit or '')} × {format_decimal(weight)} kg]"
+    shown = replace(p, reading=replace(r, amount=exact, unit=unit), sentence=sentence)
+    return replace(shown, reading=replace(r, amount=room, unit=unit)), shown
+
+
+def _per_weight(
+    a: Reading, passages: Sequence[PassageReading], weight: Decimal | None
+) -> tuple[Status, list[PassageReading], list[PassageReading]] | None:
+    """An amount for a stated body weight judged against the per-kg passage readings of the
+    same drug, worked out for that weight; ``None`` when there are none."""
+    if weight is None or a.kind != "dose" or a.amount is None or a.unit not in _PER_KG_UNITS:
+        return None
+    pairs = [w for p in passages if (w := _for_weight(p, a.unit, weight)) is not None]
+    if not pairs:
+        return None
+    shown = {id(judged): exact for judged, exact in pairs}
+    status, support, against = _judge(a, [judged for judged, _ in pairs])
+    if status == "unknown":
+        return None
+    return status, [shown[id(p)] for p in support], [shown[id(p)] for p in against]
+
+
+def compare(
+    a: Reading, passages: Sequence[PassageReading], weight: Decimal | None = None
+) -> Comparison:
+    """The status of one answer reading against the passages' readings (see the module doc).
+    ``weight``: the body weight (kg) the answer or its question states; an amount is then also
+    compared with per-kg passage doses worked out for it."""
     status, support, against = _judge(a, passages)
+    if status in ("unknown", "contradicted"):
+        by_weight = _per_weight(a, passages, weight)
+        if by_weight is not None and (status == "unknown" or by_weight[0] == "supported"):
+            status, support, against = by_weight
     if status == "unknown" and "elderly" in a.populations:
         # Nothing said for older people about this: the adult statement applies to them.
         adult = replace(a, populations=(a.populations - {"elderly"}) | {"adult"})

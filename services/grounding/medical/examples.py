@@ -11,10 +11,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 
-from services.grounding.lexicon import NONCLAIM_EXAMPLES
+from services.grounding.lexicon import NONCLAIM_EXAMPLES, SYNONYMS
 from services.grounding.medical.lexicon import ExpectedReading, MedicalLexicon
 from services.grounding.medical.reading import Carry, Reading, Span, read_sentence
 from services.grounding.quantities import amounts, format_decimal
+from services.grounding.text import claim_units
 from services.grounding.tokens import tokenize
 
 __all__ = ["LexiconExample", "read_text", "run_lexicon_examples"]
@@ -122,6 +123,18 @@ def run_lexicon_examples(lexicon: MedicalLexicon) -> Iterator[LexiconExample]:
             yield LexiconExample(
                 "medical_cues.yaml", language, rx.text, not problems, "; ".join(problems)
             )
+    for sx in SYNONYMS.examples:
+        lang = str(sx["language"])
+        a = {u for u in claim_units(str(sx["a"]), lang) if u.startswith("~")}
+        b = {u for u in claim_units(str(sx["b"]), lang) if u.startswith("~")}
+        same = bool(a & b)
+        yield LexiconExample(
+            "synonyms.yaml",
+            lang,
+            f"{sx['a']} / {sx['b']}",
+            same == bool(sx["same"]),
+            f"want same={sx['same']}, got {sorted(a)} / {sorted(b)}",
+        )
     for nx in NONCLAIM_EXAMPLES:
         text, language = str(nx["text"]), str(nx["language"])
         reason = skip_reason(text, language, quantities(text, language))

@@ -121,6 +121,9 @@ class Reading:
     #: simvastatin"): checked only when a passage reading about the drug speaks about it, else
     #: the sentence is grounded by its words like any other.
     open: bool = False
+    #: The kidney clearance (ml/min) the reading is for: a passage's band ("creatinine
+    #: clearance 30–60 ml/min: …", "below 30 ml/min: …") or the answer's or question's value.
+    clearance: Span | None = None
 
     def describe(self, with_drug: bool = True) -> str:
         """A clinician-readable line: ``paracetamol: max 4000 mg per 24 h``,
@@ -155,6 +158,10 @@ class Reading:
                     f"{format_decimal(hi)} y" if hi is not None else "… y"
                 )
             parts.append(f"({', '.join(who)}{age})")
+        if self.clearance is not None:
+            c = self.clearance
+            band = c.text("ml/min") if c.kind != "min" else f"min {format_decimal(c.low)} ml/min"
+            parts.append(f"(clearance {band})")
         text = " ".join(parts)
         if not with_drug:
             return text
@@ -195,6 +202,8 @@ class Carry:
     risk: frozenset[str] = frozenset()
     #: The polarity of that safety claim, for "the same goes for …", "hetzelfde geldt voor …".
     polarity: Polarity | None = None
+    #: A kidney clearance stated before (a question's "klaring 25").
+    clearance: Span | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -683,6 +692,9 @@ def read_sentence(
         age = (a_lo, a_hi)
         if not populations & {"adult", "child", "elderly", "adolescent"}:
             populations.add(_age_group(a_lo, a_hi))
+        elif "adult" in populations and a_lo is not None and _age_group(a_lo, a_lo) == "elderly":
+            # "at 79 she can take it like any adult": an age of 65 or over is an older person
+            populations = (populations - {"adult"}) | {"elderly"}
         used.update(t for t in age_tokens if kinds[t] == NUM)
     stated_pop = bool(populations)
     if not stated_pop:
@@ -879,14 +891,58 @@ def read_sentence(
     # dose is for; a dose statement's population is.
     hands_on = stated_pop and not (readings and readings[0].kind == "contraindication")
     safety = [r for r in readings if r.kind == "contraindication" and not r.open]
+    bands = _clearances(tokens, found, cues)
+    if bands or carry.clearance is not None:
+        readings = [_with_clearance(r, bands, carry.clearance) for r in readings]
     new_carry = Carry(
         drugs=stated or carry.drugs,
         populations=pop_frozen if hands_on else carry.populations,
         age=age if hands_on else carry.age,
         risk=safety[0].conditions if safety else frozenset(),
         polarity=safety[0].polarity if safety else None,
+        clearance=bands[-1][1] if bands else carry.clearance,
     )
     return SentenceReading(tuple(readings), frozenset(used), new_carry)
+
+
+#: Words before a clearance that make it a bound ("below 30 ml/min", "klaring onder 30",
+#: "dưới 30 ml/phút"; "above 60", "boven 60", "trên 60").
+_BELOW: Final = frozenset({"below", "under", "less", "<", "onder", "minder", "lager", "dưới"})
+_ABOVE: Final = frozenset({"above", "over", "more", "greater", ">", "boven", "hoger", "trên"})
+_NO_LIMIT: Final = Decimal(10_000)
+
+
+def _clearances(
+    tokens: Tokens, found: Sequence[Amount], cues: list[tuple[int, int, Cue]]
+) -> list[tuple[int, Span]]:
+    """Kidney clearances of a sentence, in order: ``(character offset, span)`` for a rate in
+    ml per minute ("30–60 ml/min", "dưới 30 ml/phút") and for a bare number right after a
+    kidney measure ("klaring 25", "eGFR of 40")."""
+    out: list[tuple[int, Span]] = []
+    for a in found:
+        rate = a.symbol == "ml" and a.per_time is not None and a.per_time < _SHORTEST_INTERVAL
+        if not rate and not (not a.symbol and _measured(a, cues)):
+            continue
+        low, high = a.parts[0].written, a.parts[-1].written
+        before = set(tokens.words[max(0, a.t0 - 2) : a.t0])
+        if before & _BELOW:
+            span = Span(Decimal(0), high, "max")
+        elif before & _ABOVE:
+            span = Span(low, _NO_LIMIT, "min")
+        else:
+            span = Span(low, high)
+        out.append((tokens.starts[a.t0], span))
+    return out
+
+
+def _with_clearance(r: Reading, bands: list[tuple[int, Span]], before: Span | None) -> Reading:
+    """A kidney-patient dose reading with the clearance stated last before it in its sentence
+    (else the first after it, else one an earlier sentence or the question stated)."""
+    if r.kind != "dose" or "renal" not in r.populations | r.conditions:
+        return r
+    earlier = [span for at, span in bands if at <= r.start]
+    band = earlier[-1] if earlier else bands[0][1] if bands else before
+    return replace(r, clearance=band)
 
 
 def _normal_at(
