@@ -17,6 +17,7 @@ from services.grounding.prepared import prepare_passage
 from services.grounding.quantities import amounts, flatten
 from services.grounding.text import claim_units
 from services.grounding.tokens import tokenize
+from tests.support.grounding_checks import reading_statuses
 
 
 def reason(text: str, language: str) -> str | None:
@@ -215,12 +216,7 @@ def test_grown_up_age_ranges_compare_by_age() -> None:
 
 
 def check_answer(answer: str, passage: str, language: str) -> list[str]:
-    lex = load_lexicon()
-    prepared = prepare_passage(Passage(doc_id="p", text=passage), language, lex)
-    readings = [PassageReading("p", 0, s, r) for s, r in prepared.readings]
-    return [
-        compare(r, readings).status for c in atomic_claims(answer, language) for r in c.readings
-    ]
+    return reading_statuses(answer, passage, language)
 
 
 def test_frequency_of_the_same_statement_en() -> None:

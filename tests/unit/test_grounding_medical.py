@@ -5,22 +5,18 @@ contract that travels to the review page."""
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 
 import pytest
 
-from schemas.events import ChatEvent, Passage
+from schemas.events import Passage
 from schemas.verdicts import GroundingReport, MedicalContext
 from services.grounding import (
-    FactRegistry,
-    GroundingConfig,
     PassageCache,
-    check,
     critical_claims,
     load_lexicon,
     medical_context,
 )
-from services.grounding.extractors import ExtractorSet
+from tests.support.grounding_checks import check_report
 
 PARA_EN = (
     "pil-paracetamol-en",
@@ -67,26 +63,7 @@ def run(
     language: str,
     context: MedicalContext | None = None,
 ) -> GroundingReport:
-    event = ChatEvent(
-        schema_version=1,
-        event_id="e",
-        conversation_id="c",
-        turn_index=1,
-        timestamp=datetime(2026, 1, 1, tzinfo=UTC),
-        role="assistant",
-        content=answer,
-        language=language,
-        retrieval=[Passage(doc_id=d, text=t) for d, t in passages],
-    )
-    return check(
-        event,
-        FactRegistry(),
-        extractors=ExtractorSet(),
-        config=GroundingConfig(),
-        inclusion_probability=1.0,
-        stratum="always",
-        context=context,
-    )
+    return check_report(answer, passages, language, context)
 
 
 CASES = [

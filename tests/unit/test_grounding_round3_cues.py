@@ -3,13 +3,10 @@ a small test per language, written in other words and about other drugs than the
 
 from __future__ import annotations
 
-from schemas.events import Passage
 from services.grounding.claims import atomic_claims, skip_reason
-from services.grounding.medical.compare import PassageReading, compare
-from services.grounding.medical.lexicon import load_lexicon
-from services.grounding.prepared import prepare_passage
 from services.grounding.quantities import amounts, flatten, quantities
 from services.grounding.tokens import tokenize
+from tests.support.grounding_checks import reading_statuses
 
 
 def reason(text: str, language: str) -> str | None:
@@ -25,12 +22,7 @@ def doses(text: str, language: str) -> list[str]:
 
 
 def check_answer(answer: str, passage: str, language: str) -> list[str]:
-    lex = load_lexicon()
-    prepared = prepare_passage(Passage(doc_id="p", text=passage), language, lex)
-    readings = [PassageReading("p", 0, s, r) for s, r in prepared.readings]
-    return [
-        compare(r, readings).status for c in atomic_claims(answer, language) for r in c.readings
-    ]
+    return reading_statuses(answer, passage, language)
 
 
 # -- a sentence that says the question back asserts nothing ----------------------------------

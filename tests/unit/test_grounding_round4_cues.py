@@ -8,14 +8,12 @@ from datetime import UTC, datetime
 
 import pytest
 
-from schemas.events import ChatEvent, Passage
 from schemas.verdicts import GroundingReport, MedicalContext
-from services.grounding import GroundingConfig, check, critical_claims
-from services.grounding.extractors import ExtractorSet
-from services.grounding.facts import FactRegistry
+from services.grounding import GroundingConfig, critical_claims
 from services.grounding.grounding import body_weight, medical_context
 from services.grounding.quantities import quantities
 from services.grounding.text import claim_units, passage_units
+from tests.support.grounding_checks import check_report
 
 _WHEN = datetime(2026, 12, 3, tzinfo=UTC)
 
@@ -23,25 +21,8 @@ _WHEN = datetime(2026, 12, 3, tzinfo=UTC)
 def report(
     answer: str, passages: list[str], language: str, context: MedicalContext | None = None
 ) -> GroundingReport:
-    event = ChatEvent(
-        schema_version=1,
-        event_id="e1",
-        conversation_id="c1",
-        turn_index=1,
-        timestamp=_WHEN,
-        role="assistant",
-        content=answer,
-        language=language,
-        retrieval=[Passage(doc_id=f"doc-{i}", text=p) for i, p in enumerate(passages)],
-    )
-    return check(
-        event,
-        FactRegistry(),
-        extractors=ExtractorSet(),
-        config=GroundingConfig(),
-        inclusion_probability=1.0,
-        stratum="always",
-        context=context,
+    return check_report(
+        answer, [(f"doc-{i}", p) for i, p in enumerate(passages)], language, context
     )
 
 

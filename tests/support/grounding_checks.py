@@ -1,0 +1,58 @@
+"""The claim check called the way the grounding unit tests need it: a whole answer against
+passages (:func:`check_report`), or each reading of an answer against one passage's readings
+(:func:`reading_statuses`)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from schemas.events import ChatEvent, Passage
+from schemas.verdicts import GroundingReport, MedicalContext
+from services.grounding import GroundingConfig, check
+from services.grounding.claims import atomic_claims
+from services.grounding.extractors import ExtractorSet
+from services.grounding.facts import FactRegistry
+from services.grounding.medical.compare import PassageReading, compare
+from services.grounding.medical.lexicon import load_lexicon
+from services.grounding.prepared import prepare_passage
+
+__all__ = ["check_report", "reading_statuses"]
+
+
+def check_report(
+    answer: str,
+    passages: list[tuple[str, str]],
+    language: str,
+    context: MedicalContext | None = None,
+) -> GroundingReport:
+    """The report of ``answer`` (an assistant turn) against ``(doc id, text)`` passages."""
+    event = ChatEvent(
+        schema_version=1,
+        event_id="e",
+        conversation_id="c",
+        turn_index=1,
+        timestamp=datetime(2026, 1, 1, tzinfo=UTC),
+        role="assistant",
+        content=answer,
+        language=language,
+        retrieval=[Passage(doc_id=d, text=t) for d, t in passages],
+    )
+    return check(
+        event,
+        FactRegistry(),
+        extractors=ExtractorSet(),
+        config=GroundingConfig(),
+        inclusion_probability=1.0,
+        stratum="always",
+        context=context,
+    )
+
+
+def reading_statuses(answer: str, passage: str, language: str) -> list[str]:
+    """The comparison status of each medical reading of ``answer`` against ``passage``."""
+    lex = load_lexicon()
+    prepared = prepare_passage(Passage(doc_id="p", text=passage), language, lex)
+    readings = [PassageReading("p", 0, s, r) for s, r in prepared.readings]
+    return [
+        compare(r, readings).status for c in atomic_claims(answer, language) for r in c.readings
+    ]
