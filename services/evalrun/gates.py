@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from schemas.evalset import Comparison, GateFile, GateSpec
 from services.evalrun.report import EvalReport, GateResult
+from services.yamlload import safe_load as load_yaml
 
 __all__ = [
     "EXIT_FAILED",
@@ -61,7 +62,7 @@ def load_gates(path: Path | str) -> list[GateSpec]:
     """Read and validate a ``gates.yaml`` (``{gates: [...]}``); baselines resolve relative to it."""
     p = Path(path)
     try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+        data = load_yaml(p.read_text(encoding="utf-8"))
     except OSError as exc:
         raise GateFileError(f"{p}: cannot read: {exc.strerror}") from None
     except yaml.YAMLError as exc:

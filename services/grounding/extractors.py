@@ -41,6 +41,7 @@ from pydantic import (
 from schemas.events import Claim
 from services.grounding.facts import FactRegistry
 from services.grounding.quantities import QUANTITY_PATTERN, parse_value
+from services.yamlload import safe_load as load_yaml
 
 __all__ = [
     "DEFAULT_EXTRACTORS_DIR",
@@ -256,7 +257,7 @@ def load_pack(path: Path | str) -> ExtractorPack:
     """Load and validate one YAML pack; raise :class:`ExtractorError` naming file and id."""
     path = Path(path)
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = load_yaml(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ExtractorError(f"{path}: cannot read: {exc.strerror}") from None
     except yaml.YAMLError as exc:

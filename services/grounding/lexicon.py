@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-import yaml
+from services.yamlload import safe_load as load_yaml
 
 __all__ = [
     "ABBREVIATIONS",
@@ -264,7 +264,7 @@ class NonclaimFrames:
 
 
 def _load_frames(path: Path) -> tuple[dict[str, NonclaimFrames], list[dict[str, object]]]:
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data = load_yaml(path.read_text(encoding="utf-8"))
     frames: dict[str, NonclaimFrames] = {}
     for language in LANGUAGES:
         entry = data[language]
@@ -298,7 +298,7 @@ class SynonymFile:
 
 
 def _load_synonyms(path: Path) -> SynonymFile:
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data = load_yaml(path.read_text(encoding="utf-8"))
     families = []
     for entry in data["families"]:
         raw = entry["key"]

@@ -30,6 +30,8 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from services.yamlload import safe_load as load_yaml
+
 __all__ = ["ReviewAuthSettings", "Reviewer", "Role", "TokenAuth"]
 
 Role = Literal["reviewer", "reveal", "assign"]
@@ -82,7 +84,7 @@ class ReviewAuthSettings(BaseSettings):
         tokens = dict(self.tokens)
         if self.tokens_file is not None:
             try:
-                raw = yaml.safe_load(self.tokens_file.read_text(encoding="utf-8")) or {}
+                raw = load_yaml(self.tokens_file.read_text(encoding="utf-8")) or {}
             except (OSError, yaml.YAMLError) as exc:
                 msg = f"{self.tokens_file}: cannot read tokens: {type(exc).__name__}"
                 raise ValueError(msg) from None

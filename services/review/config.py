@@ -14,6 +14,8 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from services.yamlload import safe_load as load_yaml
+
 __all__ = ["ReviewFileError", "load_yaml_model", "where"]
 
 M = TypeVar("M", bound=BaseModel)
@@ -48,7 +50,7 @@ def load_yaml_model(path: Path | str, model: type[M], error: type[ReviewFileErro
     ``what`` completes "a <what> is a mapping" in the message for a file that is not one."""
     path = Path(path)
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = load_yaml(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise error(f"{path}: cannot read: {exc.strerror}") from None
     except yaml.YAMLError as exc:

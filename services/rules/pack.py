@@ -23,6 +23,7 @@ from pydantic import (
 from schemas.events import Role
 from schemas.outputs import Category, Severity
 from services.rules.validators import VALIDATORS
+from services.yamlload import safe_load as load_yaml
 
 __all__ = [
     "Example",
@@ -168,7 +169,7 @@ def load_pack(path: Path | str) -> RulePack:
     """Load and validate one YAML pack; raise :class:`PackError` naming file and rule."""
     path = Path(path)
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = load_yaml(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise PackError(f"{path}: cannot read: {exc.strerror}") from None
     except yaml.YAMLError as exc:

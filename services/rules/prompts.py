@@ -8,6 +8,8 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from services.yamlload import safe_load as load_yaml
+
 __all__ = ["PromptRegistry", "SystemPrompt", "load_prompt_registry", "word_list", "words"]
 
 #: A word: a run of letters and digits (``str.isalnum``, the same set as RE2's ``[\pL\pN]``).
@@ -62,7 +64,7 @@ def load_prompt_registry(path: Path | str | None) -> PromptRegistry:
         return PromptRegistry()
     path = Path(path)
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        raw = load_yaml(path.read_text(encoding="utf-8")) or {}
         return PromptRegistry.model_validate(raw)
     except OSError as exc:
         raise ValueError(f"{path}: cannot read prompt registry: {exc.strerror}") from None

@@ -25,6 +25,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from services.grounding.tokens import PhraseMatcher, phrase_tokens
+from services.yamlload import safe_load as load_yaml
 
 __all__ = [
     "DEFAULT_LEXICON_DIR",
@@ -223,7 +224,7 @@ def spelling_key(word: str) -> str:
 
 def _read(path: Path) -> Any:
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        return load_yaml(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:
         raise LexiconError(f"{path}: cannot read: {exc}") from None
 
