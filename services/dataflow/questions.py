@@ -26,8 +26,9 @@ __all__ = ["QUESTIONS", "QuestionContexts"]
 
 QUESTIONS = "question-context"
 _ENTRIES = TypeAdapter(list[tuple[int, MedicalContext]])
-#: JSON of one entry apart from its names: brackets, turn index, keys, two ages.
-_ENTRY_FIXED_BYTES = 160
+#: JSON of one entry apart from its names: brackets, turn index, keys, the two ages, the body
+#: weight and the kidney clearance, each number at its longest (a test fills every field).
+_ENTRY_FIXED_BYTES = 240
 #: JSON of one listed name apart from its characters: quotes and a comma.
 _NAME_BYTES = 3
 

@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import TypeAdapter
 
 from schemas.events import ChatEvent
-from schemas.verdicts import GroundingReport
+from schemas.verdicts import GroundingReport, MedicalContext
 from services.checking import CheckRequest
 from services.dataflow.flow import CHECKS, VERDICTS, Dataflow, PartitionState, Source
 from services.dataflow.state import MemoryStore
@@ -156,3 +157,26 @@ def test_only_the_first_sentences_of_a_user_turn_are_read() -> None:
     early = medical_context(f"Can my son of 6 take ibuprofen? {filler}", "en", lex)
     assert late.drugs == [] and late.populations == []
     assert early.drugs == ["ibuprofen"] and "child" in early.populations
+
+
+def test_the_bound_holds_an_entry_with_every_field_at_its_longest() -> None:
+    """The value bound is computed from the lexicon's longest names and a fixed part for the
+    rest: a full ring of entries with full lists and the longest numbers fits in it."""
+    f = flow()
+    q = f.questions
+    lex = q.checker.lexicon
+    drug = max(lex.inns, key=len)
+    group = max((g.key for g in (*lex.group_file.populations, *lex.group_file.conditions)), key=len)
+    longest = 1 / 3 * 1e-7 + 123.45678901234567  # 17 significant digits
+    context = MedicalContext(
+        drugs=[drug] * 16,
+        populations=[group] * 16,
+        age_min_years=longest,
+        age_max_years=longest,
+        weight_kg=499.99999999999994,
+        clearance_ml_min=999.9999999999999,
+    )
+    entries = [(2**31 - 1 - t, context) for t in range(q.max_turns)]
+    assert len(TypeAdapter(list[tuple[int, MedicalContext]]).dump_json(entries)) <= (
+        q.spec.max_value_bytes
+    )
