@@ -2,9 +2,10 @@
 
 It supplies only I/O and the stores around :class:`~services.dataflow.flow.Dataflow`: lines of a
 file (read in binary, so invalid UTF-8 is a dead letter, not a crash) in, output files out, and
-state in bounded stores — small kinds in memory, what must survive to the end of the run (review
-items, eval-set cases and the sampler's members) and the review context spilled to a private
-SQLite file (:mod:`services.dataflow.spill`). Memory therefore stays flat however long the file.
+state in bounded stores — kinds with few keys in memory; the per-conversation and per-event
+kinds (conversation memory, recent event ids, review and question context) and what must survive
+to the end of the run (review items, eval-set cases and the sampler's members) spilled to a
+private SQLite file (:mod:`services.dataflow.spill`). Memory therefore stays flat however long the file.
 The internal channels are handed straight to the stage that consumes them: eval-set summaries to
 the sampler, its decisions back to the case side. At the end every period is closed, the old ones
 retire to ``evalset-archive.jsonl``, and ``review.jsonl`` and ``evalset.jsonl`` are written.
@@ -66,8 +67,11 @@ __all__ = [
     "run_scan",
 ]
 
-#: Kinds kept in memory in a scan (small per key, or few keys); the others are spilled.
-IN_MEMORY = frozenset({"memory", "held", "review-caps", "alerts-window-counts", "alerts-detector"})
+#: Kinds kept in memory in a scan (few keys); the others are spilled. The conversation memory is
+#: spilled too: one entry per conversation of the last week (100k by default), ~50 MiB held in
+#: memory on a 1 GB file; a conversation's turns come close together, so its reads mostly hit
+#: the spill's write buffer.
+IN_MEMORY = frozenset({"held", "review-caps", "alerts-window-counts", "alerts-detector"})
 #: Events between two expiry sweeps of the stores.
 SWEEP_EVERY = 5000
 #: Every file a scan writes into its output folder. All are created readable by their owner
@@ -87,8 +91,6 @@ OUTPUT_FILES = (
 _CHANNEL_FILES = {FINDINGS: "findings.jsonl", VERDICTS: "verdicts.jsonl", DLQ: "dead_letters.jsonl"}
 #: Severities from lowest to highest (``vigil scan --fail-on``).
 SEVERITY_ORDER: tuple[Severity, ...] = get_args(Severity)
-#: Bytes one remembered value costs in memory (digest, timestamp, dict slot).
-_VALUE_COST = 120
 
 
 @dataclass
@@ -267,12 +269,7 @@ class _ScanRunner:
         self.stores: dict[str, KeyedStore] = {}
         for kind, spec in flow.specs.items():
             if kind in IN_MEMORY:
-                limit = (
-                    flow.settings.memory_max_total_values * _VALUE_COST
-                    if kind == "memory"
-                    else None
-                )
-                self.stores[kind] = MemoryStore(spec, max_bytes=limit)
+                self.stores[kind] = MemoryStore(spec)
             else:
                 self.stores[kind] = spill.store(spec)
         s = self.stores

@@ -105,8 +105,6 @@ class Settings(BaseSettings):
     memory_max_age_seconds: float = Field(default=7 * 24 * 3600, gt=0)
     #: Conversations whose memory is kept (per partition in the worker, per run in a scan).
     memory_max_conversations: int = Field(default=100_000, ge=1)
-    #: Values ``vigil scan`` holds in memory in total (~120 bytes each: ~45 MiB by default).
-    memory_max_total_values: int = Field(default=400_000, ge=1)
     #: Idempotency by ``event_id``: a record whose event id an earlier record brought within this
     #: window is skipped (``vigil_duplicate_events_total``), and how many ids are kept (per
     #: partition in the worker, per run in a scan). The window is event time in a scan.
