@@ -5,10 +5,11 @@ file (read in binary, so invalid UTF-8 is a dead letter, not a crash) in, output
 state in bounded stores — kinds with few keys in memory; the per-conversation and per-event
 kinds (conversation memory, recent event ids, review and question context) and what must survive
 to the end of the run (review items, eval-set cases and the sampler's members) spilled to a
-private SQLite file (:mod:`services.dataflow.spill`). Memory therefore stays flat however long the file.
-The internal channels are handed straight to the stage that consumes them: eval-set summaries to
-the sampler, its decisions back to the case side. At the end every period is closed, the old ones
-retire to ``evalset-archive.jsonl``, and ``review.jsonl`` and ``evalset.jsonl`` are written.
+private SQLite file (:mod:`services.dataflow.spill`). Memory therefore stays flat however long
+the file. The internal channels are handed straight to the stage that consumes them: eval-set
+summaries to the sampler, its decisions back to the case side. At the end every period is
+closed, the old ones retire to ``evalset-archive.jsonl``, and ``review.jsonl`` and
+``evalset.jsonl`` are written.
 """
 
 from __future__ import annotations
