@@ -57,3 +57,66 @@ def test_another_drugs_dose_under_an_unlisted_name_is_caught(
 )
 def test_a_singular_time_after_a_number_is_a_count(text: str, language: str) -> None:
     assert [q.unit for q in quantities(text, language)] == ["times"]
+
+
+# --- a dose restated on the other basis ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("right", "wrong", "passage", "language"),
+    [
+        (
+            "So that is 1,500 mg of amoxicillin a day.",
+            "So that is 3,000 mg of amoxicillin a day.",
+            "Amoxicillin for adults: 500 mg three times a day.",
+            "en",
+        ),
+        (
+            "Per dag is dat dus hooguit 20 mg loratadine.",
+            "Per dag is dat dus hooguit 40 mg loratadine.",
+            "Loratadine: 10 mg tweemaal daags.",
+            "nl",
+        ),
+        (
+            "Mỗi lần uống 200 mg acyclovir.",
+            "Mỗi lần uống 1000 mg acyclovir.",
+            "Aciclovir: 1000 mg/ngày, chia làm 5 lần.",
+            "vi",
+        ),
+    ],
+)
+def test_a_dose_restated_per_day_or_per_dose(
+    right: str, wrong: str, passage: str, language: str
+) -> None:
+    assert not report(right, [passage], language).ungrounded
+    assert report(wrong, [passage], language).ungrounded
+
+
+def test_a_range_of_doses_a_day_restates_nothing() -> None:
+    """50–100 mg 4 to 6 times a day is no backing for 600 mg a day beside a 400 mg maximum."""
+    passage = "Tramadol: 50 to 100 mg every 4 to 6 hours. Do not take more than 400 mg a day."
+    assert report("You can take 600 mg of tramadol a day.", [passage], "en").ungrounded
+
+
+# --- a child's age after "van" / "of" ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("answer", "passage", "language"),
+    [
+        (
+            "For your son of 8, that is 5 mg of montelukast in the evening.",
+            "Montelukast for children aged 6 to 14: 5 mg in the evening.",
+            "en",
+        ),
+        (
+            "Voor uw zoon van 8 is dat 5 mg montelukast, 's avonds.",
+            "Montelukast voor kinderen van 6 tot 14 jaar: 5 mg 's avonds.",
+            "nl",
+        ),
+    ],
+)
+def test_a_childs_age_after_of(answer: str, passage: str, language: str) -> None:
+    assert not report(answer, [passage], language).ungrounded
+    wrong_age = answer.replace(" 8", " 3")
+    assert report(wrong_age, [passage], language).ungrounded

@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Final, Literal
 
-from services.grounding.medical.reading import NEGATIVE, Reading, Span
+from services.grounding.medical.reading import NEGATIVE, Basis, Reading, Span
 from services.grounding.quantities import format_decimal
 
 __all__ = ["Comparison", "PassageReading", "Status", "compare", "worst"]
@@ -376,6 +376,28 @@ def _per_weight(
     return status, [shown[id(p)] for p in support], [shown[id(p)] for p in against]
 
 
+def _restated(p: PassageReading) -> PassageReading | None:
+    """A passage dose restated on the other basis with its one frequency: per dose × doses a
+    day = per 24 h ("2.5 mg twice a day" says 5 mg a day), per 24 h ÷ doses a day = per dose
+    ("25–45 mg/kg/day in two divided doses" says 12.5–22.5 mg/kg per dose); ``None`` without
+    a single stated frequency (a range of doses a day restates nothing)."""
+    r, f = p.reading, p.reading.frequency
+    if r.amount is None or f is None or f.kind != "exact" or f.low != f.high or f.low <= 0:
+        return None
+    basis: Basis
+    if r.basis == "dose":
+        factor, basis = f.low, "day"
+    elif r.basis == "day":
+        factor, basis = _ONE / f.low, "dose"
+    else:
+        return None
+    amount = Span(
+        (r.amount.low * factor).normalize(), (r.amount.high * factor).normalize(), r.amount.kind
+    )
+    shown = f"{p.sentence} [{r.amount.text(r.unit or '')} × {format_decimal(factor)}]"
+    return replace(p, reading=replace(r, amount=amount, basis=basis), sentence=shown)
+
+
 def compare(
     a: Reading, passages: Sequence[PassageReading], weight: Decimal | None = None
 ) -> Comparison:
@@ -387,6 +409,17 @@ def compare(
         by_weight = _per_weight(a, passages, weight)
         if by_weight is not None and (status == "unknown" or by_weight[0] == "supported"):
             status, support, against = by_weight
+    if status in ("unknown", "contradicted") and a.kind == "dose" and a.basis is not None:
+        # An amount on the other basis than the passage writes it: per day for a dose taken
+        # so many times a day, or per dose for a day's amount split into so many doses.
+        restated = [r for p in passages if (r := _restated(p)) is not None]
+        if restated:
+            both = [*passages, *restated]
+            again = _judge(a, both)
+            if again[0] != "supported":
+                again = _per_weight(a, both, weight) or again
+            if again[0] == "supported":
+                status, support, against = again
     if status == "unknown" and "elderly" in a.populations:
         # Nothing said for older people about this: the adult statement applies to them.
         adult = replace(a, populations=(a.populations - {"elderly"}) | {"adult"})
