@@ -120,3 +120,45 @@ def test_a_childs_age_after_of(answer: str, passage: str, language: str) -> None
     assert not report(answer, [passage], language).ungrounded
     wrong_age = answer.replace(" 8", " 3")
     assert report(wrong_age, [passage], language).ungrounded
+
+
+# --- the group compared with is not the group spoken about ------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("answer", "passages", "language"),
+    [
+        (
+            "An 8-year-old takes azithromycin the same way an adult does: 500 mg once a day.",
+            [
+                "Adults: azithromycin 500 mg once daily for 3 days.",
+                "Children: 10 mg/kg once daily for 3 days, at most 500 mg per dose.",
+            ],
+            "en",
+        ),
+        (
+            "Een kind van 8 jaar neemt azitromycine op dezelfde manier als volwassenen: 500 mg "
+            "eenmaal daags.",
+            [
+                "Volwassenen: azitromycine 500 mg eenmaal daags gedurende 3 dagen.",
+                "Kinderen: 10 mg/kg eenmaal daags gedurende 3 dagen, ten hoogste 500 mg per dosis.",
+            ],
+            "nl",
+        ),
+    ],
+)
+def test_an_adult_dose_for_a_child_compared_with_adults(
+    answer: str, passages: list[str], language: str
+) -> None:
+    """The child is spoken about; the cap beside a per-kg dose does not make 500 mg right."""
+    assert report(answer, passages, language).ungrounded
+
+
+def test_a_younger_group_after_than_is_compared_with() -> None:
+    passages = [
+        "Adults: up to 400 mg of tramadol a day.",
+        "Patients over 75: the maximum daily dose is 300 mg.",
+    ]
+    answer = "Over 75 the limit is lower than for younger adults: up to 300 mg of tramadol a day."
+    context = MedicalContext(populations=["elderly"], age_min_years=80, age_max_years=80)
+    assert not report(answer, passages, "en", context).ungrounded

@@ -237,7 +237,7 @@ def _dose_facets(
         if a.qualifier is not None and any(p.reading.qualifier == a.qualifier for p in same_unit):
             kept = (a.qualifier,) if a.qualifier == "start" else (a.qualifier, None)
             same_unit = [p for p in same_unit if p.reading.qualifier in kept]
-        agree = [p for p in same_unit if _amount_agrees(a, p.reading)]
+        agree = [p for p in same_unit if _amount_agrees(a, p.reading) and not _cap_only(a, p, pool)]
         other_basis = [p for p in same_unit if _same_amount_other_basis(a, p.reading)]
         differ = other_basis + [p for p in same_unit if p not in agree and p not in other_basis]
         status, clash = _facet_status(a, agree, differ, limit=a.qualifier in ("max", "min"))
@@ -268,6 +268,25 @@ def _dose_facets(
         support += agree
         against += clash
     return worst(statuses), support, against
+
+
+def _cap_only(a: Reading, p: PassageReading, pool: Sequence[PassageReading]) -> bool:
+    """Whether ``p`` is only the cap of a per-kg dose its sentence states ("10–20 mg/kg twice
+    daily, with a maximum of 750 mg per dose"): the cap bounds the dose but does not make an
+    exact amount under it right (500 mg for a child of unknown weight)."""
+    return (
+        a.amount is not None
+        and a.amount.kind == "exact"
+        and p.reading.amount is not None
+        and p.reading.amount.kind == "max"
+        and any(
+            q.sentence == p.sentence
+            and q.doc_id == p.doc_id
+            and q.reading.unit is not None
+            and q.reading.unit.endswith("/kg")
+            for q in pool
+        )
+    )
 
 
 def _facet_status(

@@ -1000,13 +1000,20 @@ def _compared(cues: list[tuple[int, int, Cue]], at: int, words: list[str]) -> bo
     """Whether the population at token ``at`` follows a comparison ("the same as | an |
     adult"): it is what the statement is compared with."""
     return any(
-        c.kind == "cmp" and 0 <= at - e <= 1 and (at == e or words[e] in _ARTICLES)
+        c.kind == "cmp"
+        and 0 <= at - e <= 2
+        and all(words[k] in _ARTICLES or words[k] in _COMPARED for k in range(e, at))
         for _, e, c in cues
     )
 
 
 #: Articles between a comparison and its population ("as an adult", "als de volwassenen").
 _ARTICLES: Final = frozenset({"a", "an", "the", "de", "het", "een", "các", "những"})
+#: Words that set the compared group apart ("than for younger adults", "dan bij jongere
+#: volwassenen", "so với người trẻ hơn").
+_COMPARED: Final = frozenset(
+    {"younger", "older", "other", "healthy", "jongere", "oudere", "andere", "gezonde", "khác"}
+)
 
 
 def _negated_more(cues: list[tuple[int, int, Cue]]) -> list[tuple[int, int, Cue]]:
