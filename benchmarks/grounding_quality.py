@@ -13,12 +13,13 @@ as ``vigil scan`` checks it (sample rate 1). An answer is *flagged* when its rep
 ungrounded claim, a fabricated or an unsupported citation; *critical* when a critical finding is
 raised. A case is judged right when: kinds that must pass are not flagged; kinds that must be
 caught are flagged, and critical where the label says so. Reported per kind × language for the
-``dev`` split (used for tuning), the ``test`` split (not) and the ``fresh`` and ``fresh2`` splits
-(held-out sets written later, for the second and third rounds, never tuned on), with the user's
-question given to the check as the preceding turn's medical context (drugs, population) and
-without it, beside two baselines: *flag every number* (an answer with any number is flagged and
-critical) and *token overlap ≥ .5* (an answer is flagged when a sentence shares less than half of
-its words with every passage; critical when that sentence has a number).
+``dev`` split (used for tuning), the ``test`` split (not) and the ``fresh``, ``fresh2`` and
+``fresh3`` splits (held-out sets written later, for the second, third and fifth rounds, never tuned
+on; ``fresh3`` was written without reading the check), with the user's question given to the
+check as the preceding turn's medical context (drugs, population) and without it, beside two
+baselines: *flag every number* (an answer with any number is flagged and critical) and *token
+overlap ≥ .5* (an answer is flagged when a sentence shares less than half of its words with every
+passage; critical when that sentence has a number).
 
 What is measured: whether :func:`services.grounding.check` calls an answer *ungrounded*
 (faithfulness < 1, i.e. at least one claim not grounded in the passage) — precision and recall
@@ -77,6 +78,7 @@ SPLITS = {
     "test": "held out",
     "fresh": "held out, written later",
     "fresh2": "held out, written for the third round",
+    "fresh3": "held out, written blind for the fifth round",
 }
 CBEGIN, CEND = "<!-- BEGIN grounding-cases -->", "<!-- END grounding-cases -->"
 SBEGIN, SEND = "<!-- BEGIN grounding-cases-summary -->", "<!-- END grounding-cases-summary -->"
@@ -574,8 +576,8 @@ def summary_section(cases: Sequence[Case], results: Results) -> str:
     lines = [
         f"{len(cases)} answers written independently of the check (11 kinds, en/nl/vi); "
         "rate judged right by `ClaimChecker.check` with the question's medical context. "
-        "*dev* was tuned on, *test* is held out, *fresh* and *fresh2* are held-out splits "
-        "written later (for the second and the third round).",
+        "*dev* was tuned on, *test* is held out, *fresh*, *fresh2* and *fresh3* are held-out "
+        "splits written later (for the second, the third and the fifth round).",
         "",
         "| kind | " + " | ".join(head) + " |",
         "|---|" + "---|" * len(head),

@@ -91,7 +91,7 @@ puff 1 puffs | inhalatie | inhalaties | actuation | actuations | verstuiving | v
 puff 1 puffs | spray | sprays
 sachet 1 sachets | sachet | sachets | zakje | zakjes | gói
 drop 1 drops | drop | drops | druppel | druppels | giọt
-times 1 times | times | x | × | keer | maal | lần
+times 1 times | times | time | x | × | keer | maal | lần
 """
 
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Final, Literal
 
-from services.grounding.medical.reading import NEGATIVE, Reading, Span
+from services.grounding.medical.reading import NEGATIVE, Basis, Reading, Span
 from services.grounding.quantities import format_decimal
 
 __all__ = ["Comparison", "PassageReading", "Status", "compare", "worst"]
@@ -237,7 +237,7 @@ def _dose_facets(
         if a.qualifier is not None and any(p.reading.qualifier == a.qualifier for p in same_unit):
             kept = (a.qualifier,) if a.qualifier == "start" else (a.qualifier, None)
             same_unit = [p for p in same_unit if p.reading.qualifier in kept]
-        agree = [p for p in same_unit if _amount_agrees(a, p.reading)]
+        agree = [p for p in same_unit if _amount_agrees(a, p.reading) and not _cap_only(a, p, pool)]
         other_basis = [p for p in same_unit if _same_amount_other_basis(a, p.reading)]
         differ = other_basis + [p for p in same_unit if p not in agree and p not in other_basis]
         status, clash = _facet_status(a, agree, differ, limit=a.qualifier in ("max", "min"))
@@ -268,6 +268,25 @@ def _dose_facets(
         support += agree
         against += clash
     return worst(statuses), support, against
+
+
+def _cap_only(a: Reading, p: PassageReading, pool: Sequence[PassageReading]) -> bool:
+    """Whether ``p`` is only the cap of a per-kg dose its sentence states ("10–20 mg/kg twice
+    daily, with a maximum of 750 mg per dose"): the cap bounds the dose but does not make an
+    exact amount under it right (500 mg for a child of unknown weight)."""
+    return (
+        a.amount is not None
+        and a.amount.kind == "exact"
+        and p.reading.amount is not None
+        and p.reading.amount.kind == "max"
+        and any(
+            q.sentence == p.sentence
+            and q.doc_id == p.doc_id
+            and q.reading.unit is not None
+            and q.reading.unit.endswith("/kg")
+            for q in pool
+        )
+    )
 
 
 def _facet_status(
@@ -376,6 +395,28 @@ def _per_weight(
     return status, [shown[id(p)] for p in support], [shown[id(p)] for p in against]
 
 
+def _restated(p: PassageReading) -> PassageReading | None:
+    """A passage dose restated on the other basis with its one frequency: per dose × doses a
+    day = per 24 h ("2.5 mg twice a day" says 5 mg a day), per 24 h ÷ doses a day = per dose
+    ("25–45 mg/kg/day in two divided doses" says 12.5–22.5 mg/kg per dose); ``None`` without
+    a single stated frequency (a range of doses a day restates nothing)."""
+    r, f = p.reading, p.reading.frequency
+    if r.amount is None or f is None or f.kind != "exact" or f.low != f.high or f.low <= 0:
+        return None
+    basis: Basis
+    if r.basis == "dose":
+        factor, basis = f.low, "day"
+    elif r.basis == "day":
+        factor, basis = _ONE / f.low, "dose"
+    else:
+        return None
+    amount = Span(
+        (r.amount.low * factor).normalize(), (r.amount.high * factor).normalize(), r.amount.kind
+    )
+    shown = f"{p.sentence} [{r.amount.text(r.unit or '')} × {format_decimal(factor)}]"
+    return replace(p, reading=replace(r, amount=amount, basis=basis), sentence=shown)
+
+
 def compare(
     a: Reading, passages: Sequence[PassageReading], weight: Decimal | None = None
 ) -> Comparison:
@@ -387,6 +428,17 @@ def compare(
         by_weight = _per_weight(a, passages, weight)
         if by_weight is not None and (status == "unknown" or by_weight[0] == "supported"):
             status, support, against = by_weight
+    if status in ("unknown", "contradicted") and a.kind == "dose" and a.basis is not None:
+        # An amount on the other basis than the passage writes it: per day for a dose taken
+        # so many times a day, or per dose for a day's amount split into so many doses.
+        restated = [r for p in passages if (r := _restated(p)) is not None]
+        if restated:
+            both = [*passages, *restated]
+            again = _judge(a, both)
+            if again[0] != "supported":
+                again = _per_weight(a, both, weight) or again
+            if again[0] == "supported":
+                status, support, against = again
     if status == "unknown" and "elderly" in a.populations:
         # Nothing said for older people about this: the adult statement applies to them.
         adult = replace(a, populations=(a.populations - {"elderly"}) | {"adult"})

@@ -229,6 +229,14 @@ class _AgeWords:
     #: Nouns for people: with a comparator, a bare number after them is an age ("people over
     #: 50", "patiënten ouder dan 75", "bệnh nhân trên 65").
     people: frozenset[str] = field(default_factory=frozenset)
+    #: A child's noun and the word after it: a bare number then is that child's age ("my
+    #: daughter of 4", "uw dochter van 4").
+    kin: frozenset[str] = field(default_factory=frozenset)
+    of: str = ""
+
+    def kin_age(self, words: list[str], i: int, lo: int) -> bool:
+        """Whether the number at ``i`` follows a child's noun and its "of" ("zoon van 6")."""
+        return i - 2 >= lo and words[i - 1] == self.of and words[i - 2] in self.kin
 
 
 _AGE_EN = _AgeWords(
@@ -250,6 +258,8 @@ _AGE_EN = _AgeWords(
     people=frozenset(
         {"people", "patients", "persons", "those", "anyone", "adults", "men", "women", "someone"}
     ),
+    kin=frozenset({"son", "daughter", "child", "boy", "girl", "grandson", "granddaughter"}),
+    of="of",
 )
 _AGE_NL = _AgeWords(
     years=frozenset({"jaar", "jaren", "jr", "jarig", "jarige"}),
@@ -262,6 +272,10 @@ _AGE_NL = _AgeWords(
     people=frozenset(
         {"mensen", "patiënten", "personen", "volwassenen", "iemand", "mannen", "vrouwen"}
     ),
+    kin=frozenset(
+        {"zoon", "dochter", "kind", "kindje", "jongen", "meisje", "kleinzoon", "kleindochter"}
+    ),
+    of="van",
 )
 _AGE_VI = _AgeWords(
     years=frozenset({"tuổi"}),
@@ -338,6 +352,8 @@ def _bare_age(tokens: Tokens, i: int, j: int, lo: int, hi: int, w: _AgeWords) ->
         return False
     if j < hi and (kinds[j] == NUM or words[j] in UNITS or words[j] in ("/", "%")):
         return False
+    if w.kin_age(words, i, lo):
+        return True  # "uw dochter van 4"
     before = words[max(lo, i - 4) : i]
     comparator = next(
         (k for k in range(len(before) - 1, -1, -1) if before[k] in w.above_before | w.below_before),
@@ -390,13 +406,16 @@ def _ages(
         marked = (
             bool(before & (w.above_before | w.below_before | _AGE_MARKS))
             or words[stop - 1] in ("tuổi", "old")
+            or w.kin_age(words, i, lo)
             or any(after[: len(p)] == p for p in (*w.above_after, *w.below_after))
         )
         if not (marked or people):
             i = stop  # "the last 3 months of pregnancy", "for 5 days": a time, not an age
             continue
         if second is None:
-            if before & w.below_before or any(after[: len(p)] == p for p in w.below_after):
+            if bare and w.kin_age(words, i, lo):
+                high = low  # "zoon van 6": that age, not "from 6"
+            elif before & w.below_before or any(after[: len(p)] == p for p in w.below_after):
                 low, high = None, first * scale
             elif before & w.above_before or any(after[: len(p)] == p for p in w.above_after):
                 high = None
@@ -981,13 +1000,20 @@ def _compared(cues: list[tuple[int, int, Cue]], at: int, words: list[str]) -> bo
     """Whether the population at token ``at`` follows a comparison ("the same as | an |
     adult"): it is what the statement is compared with."""
     return any(
-        c.kind == "cmp" and 0 <= at - e <= 1 and (at == e or words[e] in _ARTICLES)
+        c.kind == "cmp"
+        and 0 <= at - e <= 2
+        and all(words[k] in _ARTICLES or words[k] in _COMPARED for k in range(e, at))
         for _, e, c in cues
     )
 
 
 #: Articles between a comparison and its population ("as an adult", "als de volwassenen").
 _ARTICLES: Final = frozenset({"a", "an", "the", "de", "het", "een", "các", "những"})
+#: Words that set the compared group apart ("than for younger adults", "dan bij jongere
+#: volwassenen", "so với người trẻ hơn").
+_COMPARED: Final = frozenset(
+    {"younger", "older", "other", "healthy", "jongere", "oudere", "andere", "gezonde", "khác"}
+)
 
 
 def _negated_more(cues: list[tuple[int, int, Cue]]) -> list[tuple[int, int, Cue]]:
