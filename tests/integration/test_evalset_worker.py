@@ -130,7 +130,11 @@ def test_killed_worker_is_replaced_and_the_sample_has_no_duplicates_or_gaps(
             problem = diff(got, want_active, "live cases vs scan")
             odd = sorted(set(got) ^ set(want_active))
             history = _history(stack, expected, odd, cases.records)
-            raise AssertionError(f"{problem}\n{history}\n{stack.diagnostics()}") from None
+            strata = _strata(stack, expected, sorted({k.split(":", 1)[0] for k in got}))
+            where = f"killed at {killed_at:.0f} screened events (part B: {a}..{b})"
+            raise AssertionError(
+                f"{problem}\n{history}\n{where}\n{strata}\n{stack.diagnostics()}"
+            ) from None
         took = time.monotonic() - t0
         found = live(cases.records)
         assert all(c.inclusion_final for c in found.values() if c.period == DAYS[1])
@@ -219,6 +223,53 @@ def _history(stack: VigilStack, expected: Expected, keys: list[str], records: li
                 )
                 lines.append(f"  case record @{r.partition}/{r.offset}: {what}")
     return "\n".join(lines)
+
+
+def _strata(stack: VigilStack, expected: Expected, periods: list[str]) -> str:
+    """Conversations the worker's sampler counts in another stratum than scan's, read from the
+    state table's changelog (the last member records, with the journal of the last commit
+    applied): where a population differs, these are the conversations that moved or did not."""
+    import json
+
+    from services.evalsets.state import MemberRecord
+
+    reader = TopicReader(stack.bootstrap, f"{stack.app_id}-state-changelog")
+    try:
+        reader.drain(3.0)
+    finally:
+        reader.close()
+    prefix = "0|evalset-sampler|"
+    state: dict[str, bytes] = {}
+    for r in reader.records:
+        key = r.key.decode()
+        if key.startswith(prefix):
+            if r.value is None:
+                state.pop(key[len(prefix) :], None)
+            else:
+                state[key[len(prefix) :]] = r.value[8:]
+    for key, text in json.loads(state.pop("J", b"{}") or b"{}").items():
+        if text is None:
+            state.pop(key, None)
+        else:
+            state[key] = text.encode()
+    members = expected.collector.sampler.sampler.members
+    lines = []
+    for period in periods:
+        worker = {
+            k.split("|", 2)[2]: MemberRecord.model_validate_json(v)
+            for k, v in state.items()
+            if k.startswith(f"M|{period}|")
+        }
+        scan = {k.split("|", 1)[1]: members[k] for k in members if k.startswith(f"{period}|")}
+        for cid in sorted({*worker, *scan}):
+            w, c = worker.get(cid), scan.get(cid)
+            if (w.stratum if w else None) != (c.stratum if c else None):
+                lines.append(
+                    f"{period} {cid} (partition {partition_for(cid, 4)}): worker "
+                    f"{w.stratum if w else None} {w.categories if w else ''}, scan "
+                    f"{c.stratum if c else None} {c.categories if c else ''}"
+                )
+    return "members counted elsewhere:\n" + ("\n".join(lines) or "none")
 
 
 def _review(case: EvalCase) -> ReviewLabel:
