@@ -1,6 +1,6 @@
-"""Mechanisms of the sixth round (issue 10), found on the blind split fresh4 and the fifth round's
-leftovers: the length of a course as a facet of a dose reading, .... Each with a test per language
-and near misses, written in other words and about other drugs than the cases."""
+"""The mechanism of the sixth round (issue 10), found on the blind split fresh4 and the fifth
+round's leftovers: the length of a course as a facet of a dose reading. Tests per language with
+near misses, written in other words and about other drugs than the cases."""
 
 from __future__ import annotations
 
