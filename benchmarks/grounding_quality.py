@@ -7,19 +7,19 @@ of an earlier commit, run from a temporary ``git worktree``). It prints markdown
 ``docs/grounding.md``; ``benchmarks/detection_quality.py`` copies the summary into
 ``docs/detection-quality.md``.
 
-**The adversarial set** (``tests/data/grounding-cases/{en,nl,vi}.jsonl``, written independently
-of the check; see its README): every answer goes through :class:`services.checking.ClaimChecker`
-as ``vigil scan`` checks it (sample rate 1). An answer is *flagged* when its report has an
-ungrounded claim, a fabricated or an unsupported citation; *critical* when a critical finding is
-raised. A case is judged right when: kinds that must pass are not flagged; kinds that must be
-caught are flagged, and critical where the label says so. Reported per kind × language for the
-``dev`` split (used for tuning), the ``test`` split (not) and the ``fresh``, ``fresh2`` and
-``fresh3`` splits (held-out sets written later, for the second, third and fifth rounds, never tuned
-on; ``fresh3`` was written without reading the check), with the user's question given to the
-check as the preceding turn's medical context (drugs, population) and without it, beside two
-baselines: *flag every number* (an answer with any number is flagged and critical) and *token
-overlap ≥ .5* (an answer is flagged when a sentence shares less than half of its words with every
-passage; critical when that sentence has a number).
+**The adversarial set** (``tests/data/grounding-cases/{en,nl,vi}.jsonl``, written independently of
+the check; see its README): every answer goes through :class:`services.checking.ClaimChecker` as
+``vigil scan`` checks it (sample rate 1). An answer is *flagged* when its report has an ungrounded
+claim, a fabricated or an unsupported citation; *critical* when a critical finding is raised. A
+case is judged right when: kinds that must pass are not flagged; kinds that must be caught are
+flagged, and critical where the label says so. Reported per kind × language for the ``dev`` split
+(used for tuning), the ``test`` split (not) and the ``fresh``, ``fresh2``, ``fresh3`` and
+``fresh4`` splits (held-out sets written later, for the second, third, fifth and sixth rounds,
+never tuned on; ``fresh3`` and ``fresh4`` were written without reading the check), with the user's
+question given to the check as the preceding turn's medical context (drugs, population) and without
+it, beside two baselines: *flag every number* (an answer with any number is flagged and critical)
+and *token overlap ≥ .5* (an answer is flagged when a sentence shares less than half of its words
+with every passage; critical when that sentence has a number).
 
 What is measured: whether :func:`services.grounding.check` calls an answer *ungrounded*
 (faithfulness < 1, i.e. at least one claim not grounded in the passage) — precision and recall
@@ -79,6 +79,7 @@ SPLITS = {
     "fresh": "held out, written later",
     "fresh2": "held out, written for the third round",
     "fresh3": "held out, written blind for the fifth round",
+    "fresh4": "held out, written blind for the sixth round",
 }
 CBEGIN, CEND = "<!-- BEGIN grounding-cases -->", "<!-- END grounding-cases -->"
 SBEGIN, SEND = "<!-- BEGIN grounding-cases-summary -->", "<!-- END grounding-cases-summary -->"
@@ -576,8 +577,8 @@ def summary_section(cases: Sequence[Case], results: Results) -> str:
     lines = [
         f"{len(cases)} answers written independently of the check (11 kinds, en/nl/vi); "
         "rate judged right by `ClaimChecker.check` with the question's medical context. "
-        "*dev* was tuned on, *test* is held out, *fresh*, *fresh2* and *fresh3* are held-out "
-        "splits written later (for the second, the third and the fifth round).",
+        "*dev* was tuned on, *test* is held out, *fresh*, *fresh2*, *fresh3* and *fresh4* are "
+        "held-out splits written later (for the second, the third, the fifth and the sixth round).",
         "",
         "| kind | " + " | ".join(head) + " |",
         "|---|" + "---|" * len(head),

@@ -362,7 +362,9 @@ def _claim_check(
     grounded = verdict.grounded
     kind = claim.kind
     if kind == "other" and verdict.medical:
-        kind = "contraindication"  # an open safety claim that a passage speaks about
+        # an open claim that a passage speaks about: a safety claim, or a course length
+        dosed = any(c.reading.kind == "dose" for c in verdict.medical)
+        kind = "dose" if dosed else "contraindication"
     if label is not None and label != "unverified":
         method = "judge"
         # Missing numbers and a structured contradiction, unknown or conflict are never

@@ -267,7 +267,40 @@ def _dose_facets(
         statuses.append(status)
         support += agree
         against += clash
+    if a.duration is not None:
+        lasting, course_support, course_clash = _duration_facet(a, pool, support)
+        if lasting is not None:
+            statuses.append(lasting)
+            support, against = course_support, against + course_clash
+    if not statuses:
+        return "unknown", [], []
     return worst(statuses), support, against
+
+
+def _duration_facet(
+    a: Reading, pool: Sequence[PassageReading], support: list[PassageReading]
+) -> tuple[Status | None, list[PassageReading], list[PassageReading]]:
+    """How long the course lasts, judged against the passage statements that agreed on the
+    rest and state a length ("50 mg four times a day for 3 days" does not back "… for 7
+    days"); an answer that states only a length meets the drug's stated lengths. ``None``:
+    no passage reading to judge it by (the number is still looked for among the passages)."""
+    courses = [
+        p
+        for p in pool
+        if p.reading.duration is not None
+        and p.reading.amount is None
+        and p.reading.frequency is None
+    ]
+    if a.amount is None and a.frequency is None:
+        timed = [p for p in pool if p.reading.duration is not None]
+    else:  # the length stated with the dose, else a sentence of its own ("no longer than 5 days")
+        timed = [p for p in support if p.reading.duration is not None] or courses
+    if not timed:
+        return None, support, []
+    agree = [p for p in timed if _span_ok(a.duration, p.reading.duration)]  # type: ignore[arg-type]
+    if agree:
+        return "supported", [p for p in support if p not in timed or p in agree] or agree, []
+    return "contradicted", [], timed
 
 
 def _cap_only(a: Reading, p: PassageReading, pool: Sequence[PassageReading]) -> bool:

@@ -75,6 +75,7 @@ def _differences(r: Reading, want: ExpectedReading) -> list[str]:
         "frequency": _span(r.frequency),
         "polarity": r.polarity,
         "conditions": sorted(r.conditions),
+        "duration": _span(r.duration, "h"),
     }
     out = []
     for name, expected in want.model_dump(exclude_none=True).items():

@@ -125,6 +125,8 @@ class ExpectedReading(_Strict):
     frequency: str | None = None
     polarity: Polarity | None = None
     conditions: list[str] | None = None
+    #: the course length in hours: "168 h", "max 120 h"
+    duration: str | None = None
 
 
 class ReadingExample(_Strict):

@@ -124,6 +124,9 @@ class Reading:
     #: The kidney clearance (ml/min) the reading is for: a passage's band ("creatinine
     #: clearance 30–60 ml/min: …", "below 30 ml/min: …") or the answer's or question's value.
     clearance: Span | None = None
+    #: How long the course lasts, in hours ("for 7 days" = 168; "no longer than 5 days" = max
+    #: 120), when the sentence states one beside the dose.
+    duration: Span | None = None
 
     def describe(self, with_drug: bool = True) -> str:
         """A clinician-readable line: ``paracetamol: max 4000 mg per 24 h``,
@@ -783,6 +786,7 @@ def read_sentence(
                 used.update(range(a.t0, a.t1))
         elif a.unit == "h" and a.t0 in cue_tokens:
             used.update(range(a.t0, a.t1))
+    duration = _duration(found, cues, words, lo, used | cue_tokens | age_tokens)
     for k, (s, e, cue) in enumerate(cues):
         if cue.kind == "freq" and cue.value == "daily":  # "every morning": once a day
             items.append(_Item("freq", s, e, Span(Decimal(1), Decimal(1))))
@@ -827,6 +831,11 @@ def read_sentence(
     # -- dose readings ------------------------------------------------------------------------
     amounts = [it for it in items if it.kind == "amount"]
     freqs = [it for it in items if it.kind == "freq"]
+    lasting = (
+        duration is not None
+        and dose_cue
+        and (duration[0].kind == "max" or any(c.kind == "use" for _, _, c in cues))
+    )
     if amounts or (freqs and dose_cue):
         for f in freqs:
             before = [a for a in amounts if a.t0 < f.t0]
@@ -863,6 +872,7 @@ def read_sentence(
                     condition_units=units,
                     start=tokens.starts[it.t0],
                     end=tokens.ends[it.t1 - 1],
+                    duration=duration[0] if duration is not None else None,
                 )
             )
     # -- contraindication readings ----------------------------------------------------------
@@ -906,6 +916,32 @@ def read_sentence(
                 )
             )
             break  # one safety claim per sentence: the first clause that makes one
+    if lasting and duration is not None and all(r.open for r in readings):
+        # "use it for no longer than 2 days", "you can use it for three weeks": how long, with
+        # no amount, frequency or (closed) safety claim in the sentence; open: checked only
+        # where a passage states a course length
+        span, t0, t1 = duration
+        readings = [
+            Reading(
+                kind="dose",
+                drugs=context_drugs,
+                drug_source=("stated" if stated else "context") if context_drugs else None,
+                populations=pop_frozen,
+                age=age,
+                amount=None,
+                unit=None,
+                basis=None,
+                qualifier=None,
+                frequency=None,
+                polarity="allowed",
+                conditions=cond_keys,
+                condition_units=units,
+                start=tokens.starts[t0],
+                end=tokens.ends[t1 - 1],
+                open=True,
+                duration=span,
+            )
+        ]
     # A contraindication's risk group ("do not drink alcohol") is not who the next sentence's
     # dose is for; a dose statement's population is.
     hands_on = stated_pop and not (readings and readings[0].kind == "contraindication")
@@ -1044,6 +1080,81 @@ def _negated_more(cues: list[tuple[int, int, Cue]]) -> list[tuple[int, int, Cue]
             continue
         out.append((s, e, cue))
     return out
+
+
+#: Words right before a time that make it no course length: a delay ("repeat after 2 weeks",
+#: "na 2 weken", "sau 2 tuần"), a deadline ("within 3 days", "binnen 3 dagen", "trong vòng") or
+#: a recurrence ("every 2 days", "om de 2 dagen", "mỗi 2 ngày").
+_NOT_A_COURSE: Final = frozenset(
+    {
+        "after",
+        "within",
+        "every",
+        "each",
+        "na",
+        "binnen",
+        "elke",
+        "iedere",
+        "om",
+        "sau",
+        "vòng",
+        "mỗi",
+        "cách",
+        "later",
+        "ago",
+        "last",
+        "past",
+        "afgelopen",
+        "laatste",
+        "vorige",
+        "qua",
+    }
+)
+#: Words that open a condition: a time inside one is when to act, not how long to take the
+#: drug ("if the diarrhoea lasts longer than 2 days", "als het na 3 dagen", "nếu sau 3 ngày").
+_IF: Final = frozenset({"if", "when", "unless", "als", "indien", "wanneer", "nếu", "khi"})
+
+
+def _duration(
+    found: Sequence[Amount],
+    cues: list[tuple[int, int, Cue]],
+    words: list[str],
+    lo: int,
+    taken: set[int],
+) -> tuple[Span, int, int] | None:
+    """How long the course lasts (hours), with its token span: the times of a day or more
+    that no interval, basis phrase or age used, outside a condition and not after a delay
+    word; several make one range (6 to 12 weeks), a limit phrase right before one makes it a
+    maximum or minimum ("no longer than 5 days", "không dùng quá 5 ngày")."""
+    times = [
+        a
+        for a in found
+        if a.unit == "h"
+        and a.per_time is None
+        and a.low >= _DAY
+        and a.t0 not in taken
+        and not (a.t0 > lo and words[a.t0 - 1] in _NOT_A_COURSE)
+        and not (a.t1 < len(words) and words[a.t1] in _NOT_A_COURSE)
+        and not _in_condition(words, lo, a.t0)
+    ]
+    if not times:
+        return None
+    span = Span(min(a.low for a in times), max(a.high for a in times))
+    if len(times) == 1:
+        limit = [c for s, e, c in cues if c.kind == "qual" and times[0].t0 - 3 <= e <= times[0].t0]
+        if limit and limit[-1].value in ("max", "min"):
+            span = _qualified(span, limit[-1].value)  # type: ignore[arg-type]
+    return span, times[0].t0, times[-1].t1
+
+
+def _in_condition(words: list[str], lo: int, t: int) -> bool:
+    """Whether a condition word opens the clause before token ``t``."""
+    for k in range(t - 1, max(lo, t - 12) - 1, -1):
+        if words[k] in _CLAUSE_BREAKS:
+            return False
+        if words[k] in _IF:
+            return True
+    return False
 
 
 def _qualified(span: Span, qualifier: Qualifier | None) -> Span:
