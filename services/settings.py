@@ -86,8 +86,9 @@ class Settings(BaseSettings):
     #: backoff up to ``broker_retry_max_seconds`` apart) before it gives up; ``None``: forever.
     broker_wait_seconds: float | None = Field(default=None, ge=0)
     broker_retry_max_seconds: float = Field(default=30.0, gt=0)
-    #: RocksDB per table partition: memtable size (two of them) and block cache, so a worker
-    #: holding P partitions keeps up to P × (2 × write buffer + cache) there (64 MiB at 4).
+    #: RocksDB per table partition: memtable size (two of them) and block cache (which holds
+    #: the index and filter blocks too), so a worker holding P partitions keeps up to
+    #: P × (2 × write buffer + cache) there (64 MiB at 4).
     rocksdb_write_buffer_bytes: int = Field(default=4 * 1024 * 1024, ge=1024 * 1024)
     rocksdb_block_cache_bytes: int = Field(default=8 * 1024 * 1024, ge=1024 * 1024)
 

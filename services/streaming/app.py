@@ -32,6 +32,7 @@ from typing import Any
 
 import faust
 from faust.sensors.prometheus import setup_prometheus_sensors
+from faust.stores.rocksdb import RocksDBOptions
 from prometheus_client import CollectorRegistry, Counter, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
@@ -286,6 +287,37 @@ def _table_options(settings: Settings) -> dict[str, Any] | None:
     }
 
 
+class BoundedRocksDBOptions(RocksDBOptions):
+    """Faust's RocksDB options (rocksdict driver) with each partition's index and filter blocks
+    kept in its block cache, so a partition's memory is bounded by its two memtables and its
+    cache. Faust's own options keep them beside the cache, for every table file, and that part
+    grows with the state on disk (pinned for level 0, which every read consults)."""
+
+    def as_options(self) -> Any:
+        options = super().as_options()
+        if not self.use_rocksdict:
+            return options
+        import rocksdict
+
+        table = rocksdict.BlockBasedOptions()
+        table.set_bloom_filter(self.bloom_filter_size, block_based=True)
+        table.set_block_cache(rocksdict.Cache(self.block_cache_size))
+        table.set_index_type(rocksdict.BlockBasedIndexType.binary_search())
+        table.set_cache_index_and_filter_blocks(True)
+        table.set_pin_l0_filter_and_index_blocks_in_cache(True)
+        options.set_block_based_table_factory(table)
+        return options
+
+
+def _bound_rocksdb(table: Any, settings: Settings) -> None:
+    """Open the table's RocksDB partitions with :class:`BoundedRocksDBOptions`."""
+    options = _table_options(settings)
+    store = table.data
+    if options is None or not hasattr(store, "rocksdb_options"):
+        return
+    store.rocksdb_options = BoundedRocksDBOptions(**options, use_rocksdict=store.use_rocksdict)
+
+
 def create_app(settings: Settings, registry: CollectorRegistry | None = None) -> faust.App:
     """Build the worker app; ``registry`` gets Vigil's metrics, served at ``/metrics``."""
     registry = registry if registry is not None else CollectorRegistry()
@@ -320,6 +352,7 @@ def create_app(settings: Settings, registry: CollectorRegistry | None = None) ->
         options=_table_options(settings),
         help="Every stage's keyed state, under <partition>|<kind>|<key>.",
     )
+    _bound_rocksdb(state_table, settings)
     # Every kind of state once: each value must fit in one record of the state's changelog.
     check_ceilings(flow.specs.values(), app.conf.producer_max_request_size)
     backend = TableBackend(state_table)

@@ -149,6 +149,44 @@ def test_the_faust_app_builds_with_its_agents_and_pages(tmp_path: Path) -> None:
     assert app.vigil_state.name == "state"
 
 
+def test_the_rocksdb_table_keeps_index_and_filter_blocks_in_its_block_cache(
+    tmp_path: Path,
+) -> None:
+    """The worker's table opens its partitions with :class:`BoundedRocksDBOptions`: a partition
+    with table files on disk holds their index and filter blocks in the block cache (bounded by
+    ``VIGIL_ROCKSDB_BLOCK_CACHE_BYTES``), not beside it as Faust's own options do."""
+    from faust.stores.rocksdb import RocksDBOptions
+
+    from services.streaming.app import BoundedRocksDBOptions, create_app
+
+    app = create_app(
+        Settings(rules_dir=PACK, data_dir=tmp_path / "worker", web_port=6199),
+        CollectorRegistry(),
+    )
+    options = app.vigil_state.data.rocksdb_options
+    assert isinstance(options, BoundedRocksDBOptions)
+    assert options.block_cache_size == Settings().rocksdb_block_cache_bytes
+
+    def readers_and_cache(opts: RocksDBOptions, path: Path) -> tuple[int, int]:
+        db = opts.open(path)
+        try:
+            for i in range(20_000):
+                db[b"%d|memory|conversation-%08d" % (i % 4, i)] = b"x" * 64
+            db.flush()
+            assert db[b"1|memory|conversation-00000001"] == b"x" * 64
+            readers = int(db.property_value("rocksdb.estimate-table-readers-mem") or 0)
+            cached = int(db.property_value("rocksdb.block-cache-usage") or 0)
+            return readers, cached
+        finally:
+            db.close()
+
+    faust_readers, _ = readers_and_cache(RocksDBOptions(use_rocksdict=True), tmp_path / "faust")
+    ours_readers, ours_cached = readers_and_cache(options, tmp_path / "ours")
+    assert faust_readers > 0  # Faust's options: index and filter beside the cache
+    assert ours_readers < faust_readers
+    assert ours_cached > 0  # ours: in the cache
+
+
 async def _sampled(tmp_path: Path, poison_at: int | None) -> tuple[int, list[bytes], StreamRunner]:
     """Screen a few conversations, then hand their summaries to the sampler as one batch (a
     summary the sampler cannot fold spliced in at ``poison_at``)."""
