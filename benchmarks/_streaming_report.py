@@ -186,6 +186,13 @@ def _f(x: Any, spec: str = ",.0f") -> str:
     return "—" if x is None else format(x, spec)
 
 
+def _restart(res: dict[str, Any] | None) -> str:
+    """A restart's start-to-ready, or that it was not ready within the run's limit."""
+    if res is not None and res.get("status") == "not ready":
+        return f"not ready within {_f(res.get('timeout_s'))} s"
+    return f"{_f((res or {}).get('ready_s'), '.2f')} s"
+
+
 def _load(pair: Sequence[Sequence[float]]) -> str:
     return f"{pair[0][0]:.1f}→{pair[1][0]:.1f}"
 
@@ -265,9 +272,8 @@ def markdown(result: dict[str, Any]) -> str:
             f"{_f(one.get('web_up_s'), '.2f')} s, first event screened "
             f"{_f(one.get('first_event_s'), '.2f')} s, first committed offset "
             f"{_f(one.get('first_commit_s'), '.1f')} s); after a restart with its data dir "
-            f"{_f((r.get('restart_warm') or {}).get('ready_s'), '.2f')} s, with an empty data "
-            f"dir (changelog recovery) {_f((r.get('restart_cold') or {}).get('ready_s'), '.2f')}"
-            " s.",
+            f"{_restart(r.get('restart_warm'))}, with an empty data dir (changelog recovery) "
+            f"{_restart(r.get('restart_cold'))}.",
             "",
             _split_md(one),
             "",

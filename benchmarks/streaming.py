@@ -268,6 +268,14 @@ class Worker:
         return {k: len(re.findall(p, text)) for k, p in pats.items()}
 
 
+class NotReady(SystemExit):
+    """Workers that did not get ready in time (ends the run, unless the caller records it)."""
+
+    def __init__(self, message: str, web_up_s: float | None) -> None:
+        super().__init__(message)
+        self.web_up_s = web_up_s
+
+
 def wait_ready(workers: Sequence[Worker], partitions: int, timeout_s: float) -> dict[str, Any]:
     """Poll ``/healthz`` every 0.1 s until every worker says ``ok`` and together they hold every
     input partition (see the module docstring); the seconds from each start."""
@@ -293,7 +301,10 @@ def wait_ready(workers: Sequence[Worker], partitions: int, timeout_s: float) -> 
                 "web_up_s": max(t_web.values()),
             }
         if time.monotonic() > deadline:
-            raise SystemExit(f"workers not ready within {timeout_s:.0f}s:\n{workers[0].tail()}")
+            raise NotReady(
+                f"workers not ready within {timeout_s:.0f}s:\n{workers[0].tail()}",
+                max(t_web.values(), default=None),
+            )
         time.sleep(0.1)
 
 
@@ -487,12 +498,21 @@ def restart_ready(
     app: App, cpu: int | None, data_dir: Path, label: str, args: argparse.Namespace
 ) -> dict[str, Any]:
     """Start-to-ready of a worker of an app that has state already (``data_dir`` kept or
-    empty), then stop it."""
+    empty), then stop it. Not ready within ``--ready-timeout``: recorded as such (status
+    ``not ready``, its log's tail), and the run goes on."""
     w = Worker(app, label, cpu, data_dir)
     load0 = loadavg()
     w.start()
     try:
         ready = wait_ready([w], app.partitions, args.ready_timeout)
+    except NotReady as exc:
+        ready = {
+            "status": "not ready",
+            "ready_s": None,
+            "timeout_s": args.ready_timeout,
+            "web_up_s": exc.web_up_s,
+            "log_tail": w.tail(),
+        }
     finally:
         assert w.proc is not None
         stop_process(w.proc)

@@ -415,3 +415,10 @@ def test_callees_drill_into_one_frame() -> None:
         "intake (services/review/intake.py)": 2,
         "(self)": 1,
     }
+
+
+def test_a_restart_that_never_got_ready_is_said_so() -> None:
+    assert R._restart({"ready_s": 2.625}) == "2.62 s"
+    assert R._restart(None) == "— s"
+    slow = {"status": "not ready", "ready_s": None, "timeout_s": 180.0, "web_up_s": 3.1}
+    assert R._restart(slow) == "not ready within 180 s"
