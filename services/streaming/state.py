@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import struct
 from collections.abc import Iterable, Iterator, Mapping
 from functools import partial
@@ -36,6 +37,9 @@ log = logging.getLogger("vigil.worker")
 
 STATE_TABLE = "state"
 _STAMP = struct.Struct(">d")
+#: Share of a kind's lifetime a key may outlive it before a sweep reads the kind to delete it
+#: (:meth:`TableStore._sweep`): 7 days give 8.4 hours.
+EXPIRY_SLACK = 0.05
 _DELETED: Any = object()
 
 
@@ -248,6 +252,28 @@ class TableBackend:
         """The future of the last unacknowledged changelog write of a key, or ``None``."""
         return self.last_write.get(f"{partition}|{kind}|{key}".encode())
 
+    def stamps(self, partition: int, prefix: bytes) -> list[tuple[float, bytes]]:
+        """``(write time, key)`` of the keys of ``partition`` starting with ``prefix`` (writes
+        not yet acknowledged included): only each value's 8-byte stamp is kept, so a sweep over
+        many large values never holds them all."""
+        found: dict[bytes, float | None] = {}
+        unpack = _STAMP.unpack_from
+        store = self.store
+        if self._rocks():
+            db = store._db_for_partition(partition)
+            for key, value in db.items(from_key=prefix):
+                if not key.startswith(prefix):
+                    break
+                found[bytes(key)] = unpack(value)[0]
+        else:
+            for key, value in list(store.data.items()):
+                if isinstance(key, bytes) and key.startswith(prefix) and value is not None:
+                    found[key] = unpack(value)[0]
+        for key, (part, value, _) in list(self._unacked.items()):
+            if part == partition and key.startswith(prefix):
+                found[key] = None if value is None else unpack(value)[0]
+        return [(stamp, key) for key, stamp in found.items() if stamp is not None]
+
     def scan(
         self, partition: int, prefix: bytes, *, keys_only: bool = False
     ) -> Iterator[tuple[bytes, bytes]]:
@@ -285,6 +311,10 @@ class TableStore(KeyedStore):
         self._prefix = f"{partition}|{spec.kind}|"
         self._bprefix = self._prefix.encode()
         self._buffer: dict[str, Any] = {}
+        #: What the last full sweep left: how many keys, and the oldest write among them
+        #: (``None``: no sweep since this store was opened); and the writes flushed since.
+        self._swept: tuple[int, float] | None = None
+        self._written = 0
 
     def _key(self, key: str) -> bytes:
         return (self._prefix + key).encode()
@@ -344,6 +374,7 @@ class TableStore(KeyedStore):
             return
         stamp = _STAMP.pack(self.now)
         buffered, self._buffer = self._buffer, {}
+        self._written += len(buffered)
         for key, value in buffered.items():
             raw = None if value is _DELETED else stamp + value
             self.backend.put(self.partition, self._key(key), raw)
@@ -353,22 +384,37 @@ class TableStore(KeyedStore):
         self._buffer.clear()
 
     def _sweep(self, cutoff: float, max_entries: int) -> tuple[int, int]:
+        """Delete what is due, reading the kind's keys only when something can be.
+
+        A full sweep reads every key's stamp (cost and memory grow with the state), so it runs
+        only when the last one's outcome says it may find work: keys beyond the bound (those it
+        left plus every write since, an upper bound on the keys now), or its oldest key past
+        the cutoff by more than :data:`EXPIRY_SLACK` of the lifetime. A key is thus deleted at
+        most that much after it expired (plus one sweep interval), and a store within its bound
+        and lifetime costs nothing to sweep.
+        """
         self.flush()
-        stamps = [
-            (_STAMP.unpack_from(value)[0], key)
-            for key, value in self.backend.scan(self.partition, self._bprefix)
-        ]
+        if self._swept is not None:
+            left, oldest = self._swept
+            ttl = self.spec.ttl_seconds
+            slack = ttl * EXPIRY_SLACK if ttl is not None and cutoff > -math.inf else 0.0
+            if left + self._written <= max_entries and oldest >= cutoff - slack:
+                return 0, 0
+        stamps = self.backend.stamps(self.partition, self._bprefix)
         doomed = [key for stamp, key in stamps if stamp < cutoff]
         expired = len(doomed)
-        left = len(stamps) - expired
+        alive = [(s, k) for s, k in stamps if s >= cutoff]
         evicted = 0
-        if left > max_entries:
-            alive = sorted((s, k) for s, k in stamps if s >= cutoff)
-            extra = [k for _, k in alive[: left - max_entries]]
+        if len(alive) > max_entries:
+            alive.sort()
+            extra = [k for _, k in alive[: len(alive) - max_entries]]
+            alive = alive[len(extra) :]
             doomed += extra
             evicted = len(extra)
         for key in doomed:
             self.backend.put(self.partition, key, None)
+        self._swept = (len(alive), min((s for s, _ in alive), default=math.inf))
+        self._written = 0
         return expired, evicted
 
 

@@ -185,31 +185,37 @@ async def test_sends_join_the_transaction_of_their_batch_not_of_their_destinatio
     ]
 
 
-async def test_state_writes_go_out_in_the_transaction_that_wrote_them() -> None:
-    from services.streaming.state import TableBackend
+class _Store:
+    """The part of a Faust memory store the table backend uses."""
 
-    producer = FakeProducer()
+    def __init__(self) -> None:
+        self.data: dict[bytes, bytes] = {}
+        self._key_partition: dict[bytes, int] = {}
+        self.persisted: dict[Any, int] = {}
 
-    class Store:
-        def __init__(self) -> None:
-            self.data: dict[bytes, bytes] = {}
-            self._key_partition: dict[bytes, int] = {}
-            self.persisted: dict[Any, int] = {}
+    def set_persisted_offset(self, tp: Any, offset: int) -> None:
+        self.persisted[tp] = offset
 
-        def set_persisted_offset(self, tp: Any, offset: int) -> None:
-            self.persisted[tp] = offset
 
+def _table(producer: FakeProducer) -> SimpleNamespace:
     class App:
         in_transaction = False
 
         async def maybe_start_producer(self) -> FakeProducer:
             return producer
 
-    table = SimpleNamespace(
+    return SimpleNamespace(
         app=App(),
-        data=Store(),
+        data=_Store(),
         changelog_topic=SimpleNamespace(get_topic_name=lambda: "vigil-state-changelog"),
     )
+
+
+async def test_state_writes_go_out_in_the_transaction_that_wrote_them() -> None:
+    from services.streaming.state import TableBackend
+
+    producer = FakeProducer()
+    table = _table(producer)
     backend = TableBackend(table)
     settle = partial(asyncio.sleep, 0.01)
     backend.put(1, b"1|memory|a", b"x")  # a timer, the review API: no transaction
@@ -255,3 +261,50 @@ async def test_state_writes_go_out_in_the_transaction_that_wrote_them() -> None:
         ("vigil-state-changelog", 1): 1,
         ("vigil-state-changelog", 2): 2,
     }
+
+
+async def test_a_sweep_reads_the_state_only_when_something_can_be_due() -> None:
+    """The state timer's sweep of a kind reads every key's stamp only when the last sweep's
+    outcome (keys left, their oldest write, writes since) says a key may be past its lifetime
+    (by more than the slack) or beyond the bound; what is due is deleted with a tombstone."""
+    from services.dataflow.state import StateSpec
+    from services.streaming.state import EXPIRY_SLACK, TableBackend, TableStore
+
+    backend = TableBackend(_table(FakeProducer()))
+    reads: list[int] = []
+    stamps = backend.stamps
+
+    def counted(partition: int, prefix: bytes) -> list[tuple[float, bytes]]:
+        found = stamps(partition, prefix)
+        reads.append(len(found))
+        return found
+
+    backend.stamps = counted  # type: ignore[method-assign]
+    spec = StateSpec(kind="memory", max_entries=4, ttl_seconds=100.0, max_value_bytes=64)
+    store = TableStore(spec, backend, 1)
+    store.now = 0.0
+    store["a"] = b"1"
+    store["b"] = b"2"
+    store.flush()  # the runner flushes after each batch: writes are stamped with its clock
+    assert store.expire(now=10.0) == 0 and reads == [2]  # the first sweep reads
+    assert store.expire(now=20.0) == 0 and reads == [2]  # nothing can be due: not read
+    store.now = 30.0
+    store["c"] = b"3"
+    store.flush()
+    assert store.expire(now=40.0) == 0 and reads == [2]  # 3 keys at most, the oldest at 0
+    # Past the lifetime, but within the slack: not yet read.
+    assert store.expire(now=100.0 + 100.0 * EXPIRY_SLACK / 2) == 0 and reads == [2]
+    assert store.expire(now=100.0 + 100.0 * EXPIRY_SLACK * 2) == 2 and reads == [2, 3]
+    assert sorted(store) == ["c"] and store.stats.expired == 2
+    assert store.expire(now=110.0) == 0 and reads == [2, 3]  # the oldest left is at 30
+    store.now = 111.0
+    for key in ("d", "e", "f", "g"):  # five keys now, one over the bound
+        store[key] = key.encode()
+    store.flush()
+    assert store.expire(now=112.0) == 1 and reads == [2, 3, 5]
+    assert sorted(store) == ["d", "e", "f", "g"] and store.stats.evicted == 1
+    await asyncio.sleep(0.01)
+    assert backend.get(1, b"1|memory|a") is None and backend.get(1, b"1|memory|c") is None
+    # A store opened afresh (after a rebalance) reads at its first sweep.
+    again = TableStore(spec, backend, 1)
+    assert again.expire(now=113.0) == 0 and reads == [2, 3, 5, 4]
