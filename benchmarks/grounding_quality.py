@@ -579,9 +579,9 @@ def summary_section(cases: Sequence[Case], results: Results) -> str:
     lines = [
         f"{len(cases)} answers written independently of the check (11 kinds, en/nl/vi); "
         "rate judged right by `ClaimChecker.check` with the question's medical context. "
-        "*dev* was tuned on, *test* is held out, *fresh*, *fresh2*, *fresh3*, *fresh4* and *fresh5* "
-        "are held-out splits written later (for the second, the third, the fifth, the sixth and "
-        "the seventh round).",
+        "*dev* was tuned on, *test* is held out, *fresh*, *fresh2*, *fresh3*, *fresh4* and "
+        "*fresh5* are held-out splits written later (for the second, the third, the fifth, the "
+        "sixth and the seventh round).",
         "",
         "| kind | " + " | ".join(head) + " |",
         "|---|" + "---|" * len(head),

@@ -3,9 +3,9 @@
 These checks read the data only; they do not run the grounding check. They hold the set to what its
 README promises: one JSON object per line, unique ids, at least eight cases of every kind in every
 language with both tuning splits (and five later held-out splits, *fresh*, *fresh2*, *fresh3*,
-*fresh4* and *fresh5*, of at least twenty cases per language over every kind), passages that are valid
-``Passage`` wire objects, citations that are fabricated exactly where the kind says so, and labels
-that follow the kind.
+*fresh4* and *fresh5*, of at least twenty cases per language over every kind), passages that are
+valid ``Passage`` wire objects, citations that are fabricated exactly where the kind says so, and
+labels that follow the kind.
 """
 
 from __future__ import annotations
