@@ -278,6 +278,11 @@ def _prepare(
     names = registry.entities if registry is not None else frozenset()
     lex = lexicon if lexicon is not None else load_lexicon()
     evidence = Evidence(event.retrieval or [], language, lex, cache)
+    taught: dict[str, str] = {}  # drugs the passages name in their openings, first one wins
+    for passage in evidence.passages:
+        for key, drug in passage.names:
+            taught.setdefault(key, drug)
+    lex = lex.with_names(taught)
     claims = _resolve_drugs(
         atomic_claims(event.content, language, names, lex, _carry(context)), evidence
     )

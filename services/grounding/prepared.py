@@ -23,6 +23,7 @@ from typing import Final
 
 from schemas.events import Passage
 from services.grounding.medical.lexicon import MedicalLexicon
+from services.grounding.medical.names import opening_names
 from services.grounding.medical.reading import Carry, Reading, read_sentence
 from services.grounding.medical.strength import (
     counted_strengths,
@@ -62,6 +63,8 @@ class PreparedPassage:
     #: Every drug the passage (or its id) names.
     drugs: frozenset[str]
     nbytes: int
+    #: Drug names the passage teaches by its opening (spelling key → drug), for the answer too.
+    names: tuple[tuple[str, str], ...] = ()
 
 
 def _doc_drugs(doc_id: str, lexicon: MedicalLexicon) -> frozenset[str]:
@@ -95,11 +98,13 @@ def prepare_passage(
     numbers: set[Decimal] = set()
     readings: list[tuple[str, Reading]] = []
     drugs: set[str] = set()
+    sentences = [(s, tokenize(s.text, normalized=True)) for s in split_sentences(text, language)]
+    taught = opening_names(sentences[0][1], language, lexicon) if sentences else {}
+    lexicon = lexicon.with_names(taught)
     carry = Carry(drugs=_doc_drugs(passage.doc_id, lexicon))
     drugs |= carry.drugs
     forms: list[tuple[str, Decimal]] = []
-    for sentence in split_sentences(text, language):
-        t = tokenize(sentence.text, normalized=True)
+    for sentence, t in sentences:
         found: list[Amount] = amounts(t, language)
         stated = strength_amounts(t, found)
         forms += [(unit, value) for unit, value, _ in stated]
@@ -134,6 +139,7 @@ def prepare_passage(
         tuple(readings),
         frozenset(drugs),
         size,
+        tuple(taught.items()),
     )
 
 

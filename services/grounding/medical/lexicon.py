@@ -14,8 +14,9 @@ compared by :func:`spelling_key`, so the usual spelling variants need not be lis
 
 from __future__ import annotations
 
+import copy
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -73,9 +74,30 @@ class DrugEntry(_Strict):
     examples: list[DrugExample] = Field(default_factory=list)
 
 
+class OpeningExample(_Strict):
+    text: str = Field(min_length=1)
+    language: Literal["en", "nl", "vi"]
+    #: name (as written, lower case) → the drug it is read as
+    names: dict[str, str]
+
+
+class Opening(_Strict):
+    """A passage sentence that opens with a name and its strength names a drug for the event
+    ("Meclozine 12.5 mg tablets", "Dulcolax (bisacodyl) 5 mg", "Eperison hydroclorid 50 mg")."""
+
+    #: Salts written after the name or glued to its end (hydrochloride, bromide, maleat...).
+    salts: list[str] = Field(min_length=1)
+    #: Dose forms that may stand between the name and the strength (tablets, viên, sachet...).
+    forms: list[str] = Field(default_factory=list)
+    #: Units of a strength (mg, g, microgram, %...).
+    units: list[str] = Field(min_length=1)
+    examples: list[OpeningExample] = Field(default_factory=list)
+
+
 class DrugFile(_Strict):
     stems: list[str]
     stem_examples: list[DrugExample] = Field(default_factory=list)
+    opening: Opening | None = None
     drugs: list[DrugEntry]
 
 
@@ -248,6 +270,8 @@ class MedicalLexicon:
         self.source = where
         self.drug_file, self.group_file, self.cue_file = drugs, groups, cues
         self._single: dict[str, str] = {}
+        #: spelling key → drug, named by the event's own passages (see :meth:`with_names`)
+        self._local: Mapping[str, str] = {}
         #: word → INN or None, memoised per lexicon; cleared when it reaches _WORD_MEMO words.
         self._memo: dict[str, str | None] = {}
         self._multi: PhraseMatcher[str] = PhraseMatcher()
@@ -333,6 +357,24 @@ class MedicalLexicon:
         return matcher
 
     # -- drugs -----------------------------------------------------------------------------
+    def with_names(self, names: Mapping[str, str]) -> MedicalLexicon:
+        """This lexicon, also knowing ``names`` (spelling key → drug): the drugs an event's
+        passages name in their opening (:mod:`services.grounding.medical.names`). A shallow
+        view: the compiled tables and memos are shared, ``self`` is unchanged."""
+        if not names:
+            return self
+        view = copy.copy(self)
+        view._local = {**self._local, **names}
+        return view
+
+    @property
+    def local_names(self) -> Mapping[str, str]:
+        return self._local
+
+    def known_drug(self, word: str) -> str | None:
+        """The drug one word names by the lexicon alone (listed name, compound or stem)."""
+        return self._word_drug(word) if len(word) >= 3 and word[0].isalpha() else None
+
     def drug_at(self, words: list[str], i: int, limit: int) -> tuple[int, str] | None:
         """The drug named at token ``i``: ``(tokens, INN)``, or ``None``."""
         hit = self._multi.at(words, i, limit)
@@ -341,6 +383,10 @@ class MedicalLexicon:
         word = words[i]
         if len(word) < 3 or not word[0].isalpha():
             return None
+        if self._local:
+            local = self._local.get(spelling_key(word))
+            if local is not None:
+                return (1, local)
         memo = self._memo
         if word in memo:
             inn = memo[word]

@@ -1,0 +1,96 @@
+"""The mechanisms of the seventh round (issue 10), found on the blind split fresh5. Tests per
+language with near misses, written in other words and about other drugs than the cases."""
+
+from __future__ import annotations
+
+import pytest
+
+from schemas.verdicts import GroundingReport, MedicalContext
+from services.grounding.medical import load_lexicon
+from services.grounding.medical.names import opening_names
+from services.grounding.tokens import tokenize
+from tests.support.grounding_checks import check_report
+
+
+def report(
+    answer: str, passages: list[str], language: str, context: MedicalContext | None = None
+) -> GroundingReport:
+    return check_report(
+        answer, [(f"doc-{i}", p) for i, p in enumerate(passages)], language, context
+    )
+
+
+def critical(r: GroundingReport) -> bool:
+    return any(c.kind in ("dose", "contraindication") and not c.grounded for c in r.claims)
+
+
+# --- drug names a passage teaches by its opening ---------------------------------------------
+
+_OTILONIUM = "Otilonium bromide 40 mg tablets: one tablet two or three times a day before meals."
+_TRIMEBUTINE = "Trimebutine 100 mg: one tablet three times a day."
+_NL_OTILONIUM = "Otiloniumbromide 40 mg: twee- tot driemaal daags 1 tablet voor de maaltijd."
+_NL_TRIMEBUTINE = "Trimebutine 200 mg: driemaal daags 1 tablet."
+_VI_TOLPERISON = "Tolperison hydroclorid 50 mg: người lớn uống 1 viên mỗi lần, ngày 3 lần."
+_VI_THIOCOLCHICOSID = "Thiocolchicosid 4 mg: người lớn uống 2 viên mỗi lần, ngày 2 lần."
+
+
+@pytest.mark.parametrize(
+    ("text", "language", "expected"),
+    [
+        ("Otilonium bromide 40 mg tablets.", "en", {"otilonium": "otilonium"}),
+        (
+            "Debridat (trimebutine) 100 mg tablets.",
+            "en",
+            {"debridat": "trimebutin", "trimebutin": "trimebutin"},
+        ),
+        ("Thiocolchicosid viên nén 4 mg.", "vi", {"tiocolchicosid": "tiocolchicosid"}),
+        # near misses: a population, a dose word, a clause, a dose per kg, a tone-marked word
+        ("Children 5 mg a day.", "en", {}),
+        ("Onderhoudsdosis: 10 mg per dag.", "nl", {}),
+        ("daarna 100 mg per dag.", "nl", {}),
+        ("Startdosis 2 mg/kg per dag.", "nl", {}),
+        ("Thuốc 500 mg.", "vi", {}),
+    ],
+)
+def test_a_name_before_its_strength_is_a_drug(
+    text: str, language: str, expected: dict[str, str]
+) -> None:
+    assert opening_names(tokenize(text), language, load_lexicon()) == expected
+
+
+@pytest.mark.parametrize(
+    ("answer", "passages", "language"),
+    [
+        ("Take 100 mg of otilonium three times a day.", [_OTILONIUM, _TRIMEBUTINE], "en"),
+        ("Trimebutine neemt u driemaal daags 40 mg.", [_NL_OTILONIUM, _NL_TRIMEBUTINE], "nl"),
+        ("Tolperison uống 8 mg mỗi lần, ngày 2 lần.", [_VI_TOLPERISON, _VI_THIOCOLCHICOSID], "vi"),
+    ],
+)
+def test_another_unlisted_drugs_dose_is_caught(
+    answer: str, passages: list[str], language: str
+) -> None:
+    r = report(answer, passages, language)
+    assert r.ungrounded
+    assert critical(r)
+
+
+@pytest.mark.parametrize(
+    ("answer", "passages", "language"),
+    [
+        ("Otilonium is taken as 40 mg two or three times a day.", [_TRIMEBUTINE, _OTILONIUM], "en"),
+        ("Van trimebutine neemt u 3 keer per dag 200 mg.", [_NL_OTILONIUM, _NL_TRIMEBUTINE], "nl"),
+        (
+            "Người lớn uống tolperison 50 mg, ngày 3 lần.",
+            [_VI_THIOCOLCHICOSID, _VI_TOLPERISON],
+            "vi",
+        ),
+        # a brand named in brackets, and its tablets counted through the strength
+        (
+            "Take one Debridat tablet three times a day.",
+            ["Debridat (trimebutine) 100 mg tablets. Adults: 100 mg three times a day."],
+            "en",
+        ),
+    ],
+)
+def test_an_unlisted_drugs_own_dose_passes(answer: str, passages: list[str], language: str) -> None:
+    assert report(answer, passages, language).ungrounded == []
