@@ -94,3 +94,65 @@ def test_another_unlisted_drugs_dose_is_caught(
 )
 def test_an_unlisted_drugs_own_dose_passes(answer: str, passages: list[str], language: str) -> None:
     assert report(answer, passages, language).ungrounded == []
+
+
+# --- stopping and going on: a safety claim of its own -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("answer", "passages", "language"),
+    [
+        (
+            "There is no need to stop clopidogrel before your knee surgery.",
+            ["Discontinue clopidogrel 5 days before elective surgery."],
+            "en",
+        ),
+        (
+            "You don't have to interrupt empagliflozin for the operation.",
+            ["Empagliflozin should be interrupted before major surgery."],
+            "en",
+        ),
+        (
+            "U hoeft niet te stoppen met amoxicilline als u huiduitslag krijgt.",
+            ["Stop direct met amoxicilline als u huiduitslag krijgt."],
+            "nl",
+        ),
+        (
+            "Không cần ngừng allopurinol khi bị phát ban.",
+            ["Phải ngừng allopurinol ngay khi xuất hiện phát ban."],
+            "vi",
+        ),
+    ],
+)
+def test_keep_taking_against_a_stop_is_critical(
+    answer: str, passages: list[str], language: str
+) -> None:
+    r = report(answer, passages, language)
+    assert r.ungrounded
+    assert critical(r)
+
+
+@pytest.mark.parametrize(
+    ("answer", "passages", "language"),
+    [
+        (
+            "Keep taking sertraline even when you feel better.",
+            ["Do not stop taking sertraline when you feel better."],
+            "en",
+        ),
+        (
+            "U hoeft niet te stoppen met clopidogrel na het plaatsen van een stent.",
+            ["Blijf clopidogrel gebruiken na het plaatsen van een stent."],
+            "nl",
+        ),
+        (
+            "Bạn vẫn dùng levothyroxin hằng ngày, không cần ngừng thuốc.",
+            ["Tiếp tục dùng levothyroxin hằng ngày; không tự ý ngừng thuốc."],
+            "vi",
+        ),
+    ],
+)
+def test_keep_taking_where_the_passage_says_so_passes(
+    answer: str, passages: list[str], language: str
+) -> None:
+    assert report(answer, passages, language).ungrounded == []

@@ -178,6 +178,9 @@ class LanguageCues(_Strict):
     #: A time of day that recurs, read as once a day ("every morning", "elke avond", "mỗi tối").
     daily: list[str] = Field(default_factory=list)
     polarity: dict[Polarity, list[str]]
+    #: Polarity phrases about stopping or going on with a drug: positive (a negated stop, "keep
+    #: taking") they are a safety claim even without a risk condition. Each is a polarity phrase.
+    keep_use: list[str] = Field(default_factory=list)
     modals: list[str]
     #: Modals written after the verb and its object (Vietnamese "dùng warfarin được").
     modals_after: list[str] = Field(default_factory=list)
@@ -225,6 +228,8 @@ class Cue:
     value: str = ""
     count: int = 0
     population: bool = False
+    #: a polarity phrase about stopping or going on with a drug (``keep_use``)
+    keeps: bool = False
 
 
 def _strip_marks(text: str) -> str:
@@ -327,8 +332,13 @@ class MedicalLexicon:
         entries += [(p, Cue("ivl_before")) for p in cues.interval_before]
         entries += [(p, Cue("ivl_after")) for p in cues.interval_after]
         entries += [(p, Cue("freq", count=1, value="daily")) for p in cues.daily]
+        keeps = {phrase_tokens(p) for p in cues.keep_use}
+        listed = {phrase_tokens(p) for ps in cues.polarity.values() for p in ps}
+        if keeps - listed:
+            missing = sorted(" ".join(w) for w in keeps - listed)
+            raise LexiconError(f"{language}: keep_use phrases not in polarity: {missing}")
         for pol, phrases in cues.polarity.items():
-            entries += [(p, Cue("pol", pol)) for p in phrases]
+            entries += [(p, Cue("pol", pol, keeps=phrase_tokens(p) in keeps)) for p in phrases]
         entries += [(p, Cue("modal")) for p in cues.modals]
         entries += [(p, Cue("modal_after")) for p in cues.modals_after]
         entries += [(p, Cue("neg")) for p in cues.negators]

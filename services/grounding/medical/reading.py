@@ -889,7 +889,10 @@ def read_sentence(
             if pol is None:
                 continue
             topic: frozenset[str] = frozenset()
-            if pol in POSITIVE and not (risk or interaction):
+            keeps = pol in POSITIVE and any(
+                c.keeps for s, _, c in cues if c.kind == "pol" and clause[0] <= s < clause[1]
+            )  # "no need to stop X", "keep taking X": a claim of its own
+            if pol in POSITIVE and not (risk or interaction or keeps):
                 topic = _topic_units(tokens, clause, cues, drugs, lang) if stated else topic
                 if not topic:
                     continue
