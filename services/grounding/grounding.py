@@ -134,8 +134,59 @@ _PERSONS: Final = frozenset(
         "man",
         "jongen",
         "meisje",
+        # kinship and familiar words (en, nl)
+        "granddad",
+        "grandad",
+        "gran",
+        "granny",
+        "nan",
+        "nana",
+        "nanna",
+        "grandson",
+        "granddaughter",
+        "grandchild",
+        "lad",
+        "lass",
+        "toddler",
+        "baby",
+        "niece",
+        "nephew",
+        "aunt",
+        "uncle",
+        "brother",
+        "sister",
+        "partner",
+        "zus",
+        "broer",
+        "neef",
+        "nicht",
+        "tante",
+        "oom",
+        "peuter",
+        "kleuter",
     }
 )
+#: Dutch heads of compound person words ("kleinzoon", "schoonmoeder", "stiefvader").
+_PERSON_HEADS: Final = ("zoon", "dochter", "moeder", "vader", "kind", "broer", "zus", "ouder")
+#: Dutch diminutive endings ("zoontje", "dochtertje", "kleinzoontje", "meisje" is listed).
+_DIMINUTIVES: Final = ("etje", "tje", "pje", "je")
+
+
+def _is_person(word: str) -> bool:
+    """A person word of a question, also as a Dutch diminutive or compound.
+
+    >>> [_is_person(w) for w in ("grandad", "kleinzoontje", "schoonmoeder", "reason", "tasje")]
+    [True, True, True, False, False]
+    """
+    if word in _PERSONS:
+        return True
+    for ending in _DIMINUTIVES:
+        if word.endswith(ending) and len(word) > len(ending) + 2:
+            word = word[: -len(ending)]
+            break
+    return word in _PERSONS or any(
+        word.endswith(head) and len(word) > len(head) + 2 for head in _PERSON_HEADS
+    )
 
 
 #: Words for kilograms of body weight after a number ("14 kg", "14 kilo", "nặng 14 cân").
@@ -189,7 +240,7 @@ def _question_age(text: str) -> Decimal | None:
             continue
         if i + 1 < len(t) and (t.words[i + 1] in UNITS or t.words[i + 1] in _WEIGHT_UNITS):
             continue  # "20 mg", "6 months", "18 kilo": an amount or a weight, not an age
-        if any(w in _PERSONS for w in t.words[max(0, i - 3) : i]):
+        if any(_is_person(w) for w in t.words[max(0, i - 3) : i]):
             return Decimal(word)
     return None
 

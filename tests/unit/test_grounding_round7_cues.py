@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from schemas.verdicts import GroundingReport, MedicalContext
+from services.grounding import medical_context
 from services.grounding.medical import load_lexicon
 from services.grounding.medical.names import opening_names
 from services.grounding.tokens import tokenize
@@ -156,3 +157,44 @@ def test_keep_taking_where_the_passage_says_so_passes(
     answer: str, passages: list[str], language: str
 ) -> None:
     assert report(answer, passages, language).ungrounded == []
+
+
+# --- ages said with kinship and diminutive words in the question ------------------------------
+
+
+@pytest.mark.parametrize(
+    ("question", "language", "population", "age"),
+    [
+        ("My granny is 91 and can't sleep. How much temazepam?", "en", "elderly", 91.0),
+        ("Our wee lass is 5, how much ibuprofen can she have?", "en", "child", 5.0),
+        ("Mijn dochtertje is 3 en heeft koorts. Hoeveel paracetamol?", "nl", "child", 3.0),
+        ("Mijn schoonvader is 79. Mag hij naproxen?", "nl", "elderly", 79.0),
+    ],
+)
+def test_a_kinship_or_diminutive_word_gives_the_questions_age(
+    question: str, language: str, population: str, age: float
+) -> None:
+    ctx = medical_context(question, language)
+    assert population in ctx.populations
+    assert ctx.age_min_years == age
+
+
+@pytest.mark.parametrize(
+    ("question", "language"),
+    [
+        ("The reason is 5 mg too much?", "en"),
+        ("Mijn tasje met 3 doosjes paracetamol is zoek.", "nl"),
+    ],
+)
+def test_a_number_after_another_word_is_no_age(question: str, language: str) -> None:
+    assert medical_context(question, language).age_min_years is None
+
+
+def test_the_age_from_a_kinship_word_decides_the_dose() -> None:
+    passages = ["Zopiclone. Adults: 7.5 mg at bedtime. Elderly patients: 3.75 mg at bedtime."]
+    ctx = medical_context("My grandad is 86. How much zopiclone can he take?", "en")
+    r = report("He can take 7.5 mg of zopiclone at bedtime.", passages, "en", ctx)
+    assert critical(r)
+    assert (
+        report("He can take 3.75 mg of zopiclone at bedtime.", passages, "en", ctx).ungrounded == []
+    )
