@@ -193,7 +193,7 @@ def skip_reason(
     if with_unit:
         framed = _frame(key, language, with_unit=True)
         return framed if framed == "abstention" else None
-    opening = opening_cue(key, cues_for(PLEASANTRY_CUES, language))
+    opening = opening_cue(key, cues_for(PLEASANTRY_CUES, language)) or _glad(key, language)
     if opening is not None and len(claim_units(key[len(opening) :], language)) <= _COURTESY_WORDS:
         return "pleasantry"
     if has_cue(key, cues_for(ABSTENTION_CUES, language)):
@@ -242,7 +242,17 @@ def _frame(key: str, language: str | None, *, with_unit: bool) -> SkipReason | N
             return "pleasantry"
         if not with_unit and opening_cue(key, f.restatements) is not None:
             return "restatement"
+        if not with_unit and has_cue(key, f.alone) and has_cue(key, f.alone_negators):
+            return "referral"  # "don't change the dose on your own": ask the prescriber
     return None
+
+
+def _glad(key: str, language: str | None) -> str | None:
+    """The gladness opening of ``key`` ("glad to hear", "fijn dat"), or ``None``."""
+    frames = (
+        [NONCLAIM_FRAMES[language]] if language in NONCLAIM_FRAMES else NONCLAIM_FRAMES.values()
+    )
+    return next((o for f in frames if (o := opening_cue(key, f.gladness)) is not None), None)
 
 
 def _professional(key: str, f: NonclaimFrames) -> bool:

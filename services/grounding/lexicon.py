@@ -261,6 +261,12 @@ class NonclaimFrames:
     limits: tuple[str, ...]
     #: Openings that say back what the user asked ("You're asking whether", "U wilt weten").
     restatements: tuple[str, ...]
+    #: Words of acting alone ("on your own", "op eigen houtje", "tự ý") and the negators that
+    #: make them a caution ("don't change the dose on your own").
+    alone: tuple[str, ...]
+    alone_negators: tuple[str, ...]
+    #: Openings of gladness ("glad to hear", "fijn dat"): courtesy like a greeting.
+    gladness: tuple[str, ...]
 
 
 def _load_frames(path: Path) -> tuple[dict[str, NonclaimFrames], list[dict[str, object]]]:

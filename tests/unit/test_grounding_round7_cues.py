@@ -198,3 +198,28 @@ def test_the_age_from_a_kinship_word_decides_the_dose() -> None:
     assert (
         report("He can take 3.75 mg of zopiclone at bedtime.", passages, "en", ctx).ungrounded == []
     )
+
+
+# --- cautions not to act alone, and gladness, are no claims ----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("answer", "language"),
+    [
+        ("Glad to hear it helps. Please don't stop your lithium on your own.", "en"),
+        ("Fijn dat het beter gaat. Verhoog de dosis niet op eigen houtje.", "nl"),
+        ("Bạn đừng tự ý tăng liều insulin.", "vi"),
+    ],
+)
+def test_a_caution_not_to_act_alone_is_no_claim(answer: str, language: str) -> None:
+    r = report(answer, ["Lithium: the dose is set from blood levels."], language)
+    assert r.claims == []
+
+
+def test_a_caution_with_an_amount_is_still_a_claim() -> None:
+    r = report(
+        "Don't take more than 40 mg of simvastatin on your own.",
+        ["Simvastatin: the maximum dose is 80 mg once a day."],
+        "en",
+    )
+    assert critical(r)
