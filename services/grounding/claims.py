@@ -40,6 +40,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from decimal import Decimal
 from typing import Final, Literal
 
 from schemas.events import ChatEvent
@@ -58,8 +59,10 @@ from services.grounding.lexicon import (
     cues_for,
 )
 from services.grounding.medical.lexicon import MedicalLexicon, load_lexicon
+from services.grounding.medical.names import looks_like_name
 from services.grounding.medical.reading import Carry, Reading, read_sentence
 from services.grounding.medical.strength import (
+    FORM_UNITS,
     counted_strengths,
     counts_in_mg,
     one_strength,
@@ -281,18 +284,56 @@ def _lead_in_kind(text: str, language: str | None) -> ClaimKind | None:
     return None
 
 
+def _named_strengths(
+    readings: tuple[Reading, ...],
+    t: Tokens,
+    found: list[Amount],
+    language: str | None,
+    lexicon: MedicalLexicon,
+) -> list[tuple[str, Decimal, Amount]]:
+    """A product and its strength right before a count of one dose form ("Van Maxalt 10 mg
+    neemt u 1 tablet", "Với Allerfar 4 mg, … uống 1 viên"): the strength of that form."""
+    forms = {r.unit for r in readings if r.unit is not None and r.unit in FORM_UNITS.values()}
+    if len(forms) != 1:
+        return []
+    form = next(iter(forms))
+    return [
+        (form, a.low, a)
+        for a in found
+        if a.unit == "mg"
+        and len(a.parts) == 1
+        and a.t0 >= 1
+        and looks_like_name(t, a.t0 - 1, language, lexicon)
+    ]
+
+
 def _counts_as_stated(
-    readings: tuple[Reading, ...], t: Tokens, found: list[Amount], language: str | None
+    readings: tuple[Reading, ...],
+    t: Tokens,
+    found: list[Amount],
+    language: str | None,
+    lexicon: MedicalLexicon,
+    before: dict[str, Decimal] | None = None,
 ) -> tuple[Reading, ...]:
     """An answer's counts of a dose form restated in mg when the sentence states the form's
     strength: "2 tabletten van 250 mg per keer" is 500 mg per dose, "één capsule van 20 mg per
-    dag" 20 mg per day, "two 200 mg capsules" 400 mg. The strength is then no dose of its own;
-    its basis, qualifier and frequency go to the restated count where the count has none."""
-    stated = strength_amounts(t, found)
+    dag" 20 mg per day, "two 200 mg capsules" 400 mg, "Van Maxalt 10 mg neemt u 1 tablet" 10 mg.
+    The strength is then no dose of its own; its basis, qualifier and frequency go to the
+    restated count where the count has none. ``before``: the strengths earlier sentences of
+    the answer stated (updated here), for counts in a sentence that states none ("… nog 1
+    tablet, maar niet meer dan 2 tabletten per 24 uur")."""
+    stated = strength_amounts(t, found) or _named_strengths(readings, t, found, language, lexicon)
     if not stated:
+        if before:
+            return tuple(
+                next(iter(counts_in_mg((r,), before)), r) if r.unit in before else r
+                for r in readings
+            )
         return readings
     readings = scale_counted(readings, counted_strengths(t, found, language, stated))
     per = one_strength((unit, value) for unit, value, _ in stated)
+    if before is not None:
+        before.update(per)
     if not per or not any(r.unit in per for r in readings):
         return readings
     at = {t.starts[a.t0] for unit, _, a in stated if unit in per}
@@ -335,6 +376,7 @@ def atomic_claims(
     context_kind: ClaimKind | None = None  # what a lead-in hands down to its list items
     carry = context if context is not None else Carry()
     after_dose = False  # a dose claim came before
+    strengths: dict[str, Decimal] = {}  # the strength per dose form the answer has stated
     for sentence in split_sentences(text, language):
         t = tokenize(sentence.text)
         found_amounts = amounts(t, language)
@@ -352,7 +394,7 @@ def atomic_claims(
         units = units_of(t, language, passage=False)
         read = read_sentence(t, 0, len(t), found_amounts, language, lex, carry, units)
         carry = read.carry
-        readings = _counts_as_stated(read.readings, t, found_amounts, language)
+        readings = _counts_as_stated(read.readings, t, found_amounts, language, lex, strengths)
         if any(not r.open for r in readings):
             kind: ClaimKind = (
                 "dose" if any(r.kind == "dose" for r in readings) else "contraindication"

@@ -7,8 +7,9 @@ import pytest
 
 from schemas.verdicts import GroundingReport, MedicalContext
 from services.grounding import medical_context
-from services.grounding.medical import load_lexicon
+from services.grounding.medical import Carry, load_lexicon, read_sentence
 from services.grounding.medical.names import opening_names
+from services.grounding.quantities import amounts, format_decimal
 from services.grounding.tokens import tokenize
 from tests.support.grounding_checks import check_report
 
@@ -223,3 +224,80 @@ def test_a_caution_with_an_amount_is_still_a_claim() -> None:
         "en",
     )
     assert critical(r)
+
+
+# --- tablets counted through a product's strength -----------------------------------------------
+
+_SUMATRIPTAN_NL = (
+    "Sumatriptan 50 mg tabletten. Volwassenen: neem 50 mg bij het begin van een aanval; zo nodig "
+    "na ten minste 2 uur nog 50 mg. Neem niet meer dan 300 mg per 24 uur."
+)
+_CETIRIZINE_VI = "Cetirizin 10 mg: người lớn uống 10 mg mỗi ngày một lần."
+
+
+@pytest.mark.parametrize(
+    ("answer", "passages", "language"),
+    [
+        (
+            "Van Imigran 50 mg neemt u 1 tablet. Zo nodig na 2 uur nog 1 tablet, maar niet meer "
+            "dan 6 tabletten per 24 uur.",
+            [_SUMATRIPTAN_NL],
+            "nl",
+        ),
+        ("Với Zyrtec 10 mg, người lớn uống 1 viên mỗi ngày.", [_CETIRIZINE_VI], "vi"),
+    ],
+)
+def test_counts_with_the_products_strength_pass(
+    answer: str, passages: list[str], language: str
+) -> None:
+    assert report(answer, passages, language).ungrounded == []
+
+
+@pytest.mark.parametrize(
+    ("answer", "passages", "language"),
+    [
+        (
+            "Van Imigran 50 mg neemt u 1 tablet. Zo nodig na 2 uur nog 1 tablet, maar niet meer "
+            "dan 8 tabletten per 24 uur.",
+            [_SUMATRIPTAN_NL],
+            "nl",
+        ),
+        ("Với Zyrtec 10 mg, người lớn uống 2 viên mỗi ngày.", [_CETIRIZINE_VI], "vi"),
+    ],
+)
+def test_too_many_tablets_of_a_products_strength_are_caught(
+    answer: str, passages: list[str], language: str
+) -> None:
+    r = report(answer, passages, language)
+    assert r.ungrounded
+    assert critical(r)
+
+
+# --- a day's amount split into doses, and a weight after a child's noun ------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "language", "frequency"),
+    [
+        ("Children: 40 mg/kg/day in three divided doses.", "en", "3"),
+        ("Adults: 2 g a day divided into 4 doses.", "en", "4"),
+        ("Kinderen: 50 mg per kg per dag, verdeeld over 2 giften.", "nl", "2"),
+        # near misses: a time, not doses; a count of tablets
+        ("Take 500 mg in 2 hours.", "en", None),
+        ("Kinderen: 250 mg per dag in 2 tabletten.", "nl", None),
+    ],
+)
+def test_a_days_amount_split_into_doses_has_that_frequency(
+    text: str, language: str, frequency: str | None
+) -> None:
+    t = tokenize(text)
+    read = read_sentence(t, 0, len(t), amounts(t, language), language, load_lexicon(), Carry())
+    got = [r.frequency for r in read.readings]
+    assert got, text
+    assert (None if got[0] is None else format_decimal(got[0].low)) == frequency
+
+
+def test_a_number_before_kilo_after_a_childs_noun_is_a_weight_not_an_age() -> None:
+    t = tokenize("Voor uw kind van 14 kilo is dat 280 mg per dag.")
+    read = read_sentence(t, 0, len(t), amounts(t, "nl"), "nl", load_lexicon(), Carry())
+    assert [r.age for r in read.readings] == [None]

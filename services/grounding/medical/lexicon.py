@@ -200,6 +200,11 @@ class LanguageCues(_Strict):
     dose_change: list[str] = Field(default_factory=list)
     #: "The same goes for …": the safety claim before, now about the drugs named here.
     same_for: list[str] = Field(default_factory=list)
+    #: A day's amount split into doses: the words before the count ("in", "divided into",
+    #: "verdeeld over") and the dose nouns after it ("doses", "giften"): "20 mg/kg/day in three
+    #: divided doses" is taken three times a day.
+    split_before: list[str] = Field(default_factory=list)
+    split_after: list[str] = Field(default_factory=list)
     #: Words that make the population after them a comparison ("the same as an adult"), not
     #: the group the statement is about.
     comparison: list[str] = Field(default_factory=list)

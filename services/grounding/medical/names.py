@@ -26,7 +26,7 @@ from services.grounding.lexicon import STOP_WORDS, for_language
 from services.grounding.medical.lexicon import MedicalLexicon, spelling_key
 from services.grounding.tokens import NUM, SYM, WORD, Tokens
 
-__all__ = ["opening_names"]
+__all__ = ["looks_like_name", "opening_names"]
 
 #: Tokens read from a sentence's start before giving up.
 _REACH: Final = 8
@@ -39,6 +39,16 @@ def _strip_salt(word: str, salts: frozenset[str]) -> str:
         if len(word) > len(salt) + _SHORTEST and word.endswith(salt):
             return word[: -len(salt)]
     return word
+
+
+def looks_like_name(t: Tokens, i: int, language: str | None, lexicon: MedicalLexicon) -> bool:
+    """Whether token ``i`` names a drug or looks like a product name: written with a capital,
+    five letters or more, no stop word, cue or unit word ("Van Imigran 50 mg")."""
+    if lexicon.drug_at(t.words, i, i + 1) is not None:
+        return True
+    return t.text[t.starts[i] : t.starts[i] + 1].isupper() and _is_name(
+        t.words[i], language, lexicon
+    )
 
 
 def _is_name(word: str, language: str | None, lexicon: MedicalLexicon) -> bool:

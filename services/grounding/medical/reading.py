@@ -36,8 +36,15 @@ from decimal import Decimal
 from typing import Final, Literal
 
 from services.grounding.lexicon import DOSE_CUES
-from services.grounding.medical.lexicon import Basis, Cue, MedicalLexicon, Polarity, Qualifier
-from services.grounding.quantities import NUMBER_WORDS, UNITS, Amount, format_decimal
+from services.grounding.medical.lexicon import (
+    Basis,
+    Cue,
+    LanguageCues,
+    MedicalLexicon,
+    Polarity,
+    Qualifier,
+)
+from services.grounding.quantities import NUMBER_WORDS, UNITS, Amount, format_decimal, parse_number
 from services.grounding.text import has_cue, units_of
 from services.grounding.tokens import NUM, SYM, WORD, Tokens, tokenize
 
@@ -340,6 +347,55 @@ _AGE_MARKS: Final = frozenset({"aged", "age", "van", "ages", "leeftijd"})
 _AGE_NOUNS: Final = frozenset({"aged", "age", "ages", "leeftijd"})
 
 
+#: Words after a bare number that make it no age: a weight ("kind van 12 kilo") or a ratio.
+_NOT_AGE_AFTER: Final = frozenset(
+    [
+        "/",
+        "%",
+        "kg",
+        "kilo",
+        "kilos",
+        "kilogram",
+        "kilograms",
+        "kilogam",
+        "cân",
+        "ký",
+        "kí",
+        "pond",
+        "pound",
+        "pounds",
+        "lb",
+        "lbs",
+    ]
+)
+
+
+def _split_into(
+    readings: list[Reading], tokens: Tokens, lo: int, hi: int, cues: LanguageCues, lang: str
+) -> list[Reading]:
+    """A day's amount "in three divided doses", "verdeeld over 2 giften", "divided into 4
+    doses": the count is its frequency, set on the per-day readings that state none."""
+    if not cues.split_after or not any(r.basis == "day" and r.frequency is None for r in readings):
+        return readings
+    words = tokens.words
+    before = {tuple(p.split()) for p in cues.split_before}
+    after = {tuple(p.split()) for p in cues.split_after}
+    for i in range(lo + 1, hi - 1):
+        count = parse_number(words[i], lang)
+        if count is None or count != int(count) or not 1 < count <= 12:
+            continue
+        if not any(tuple(words[i - len(b) : i]) == b for b in before if len(b) <= i - lo):
+            continue
+        if not any(tuple(words[i + 1 : i + 1 + len(a)]) == a for a in after):
+            continue
+        n = Span(count, count, "exact")
+        return [
+            replace(r, frequency=n) if r.basis == "day" and r.frequency is None else r
+            for r in readings
+        ]
+    return readings
+
+
 def _bare_age(tokens: Tokens, i: int, j: int, lo: int, hi: int, w: _AgeWords) -> bool:
     """A number without "years" that is an age all the same: a whole number (or range) right
     after an age mark ("children aged 2 to 6"), or from 2 to 120 after a comparator that
@@ -353,8 +409,8 @@ def _bare_age(tokens: Tokens, i: int, j: int, lo: int, hi: int, w: _AgeWords) ->
         return True  # "children aged 2 to 6", "ages 6-11": the mark says it is an age
     if j != i + 1 or value < 2:
         return False
-    if j < hi and (kinds[j] == NUM or words[j] in UNITS or words[j] in ("/", "%")):
-        return False
+    if j < hi and (kinds[j] == NUM or words[j] in UNITS or words[j] in _NOT_AGE_AFTER):
+        return False  # "uw kind van 12 kilo" is a weight
     if w.kin_age(words, i, lo):
         return True  # "uw dochter van 4"
     before = words[max(lo, i - 4) : i]
@@ -875,6 +931,8 @@ def read_sentence(
                     duration=duration[0] if duration is not None else None,
                 )
             )
+    if readings:
+        readings = _split_into(readings, tokens, lo, hi, lexicon.cues[lang], lang)
     # -- contraindication readings ----------------------------------------------------------
     if not readings:
         risk = cond_keys | (pop_frozen - {"adult"}) if stated_pop or cond_keys else cond_keys
