@@ -46,6 +46,7 @@ from services.grounding.facts import FactRegistry
 from services.grounding.medical.compare import Comparison, PassageReading
 from services.grounding.medical.lexicon import MedicalLexicon, load_lexicon
 from services.grounding.medical.reading import Carry, Reading, Span, read_sentence
+from services.grounding.medical.strength import FORM_UNITS, counts_in_mg
 from services.grounding.prepared import PassageCache
 from services.grounding.quantities import UNITS, amounts, parse_number
 from services.grounding.sentences import split_sentences
@@ -337,7 +338,39 @@ def _prepare(
     claims = _resolve_drugs(
         atomic_claims(event.content, language, names, lex, _carry(context)), evidence
     )
-    return language, claims, evidence
+    return language, _counts_by_passage_strength(claims, evidence), evidence
+
+
+def _counts_by_passage_strength(claims: list[AtomicClaim], evidence: Evidence) -> list[AtomicClaim]:
+    """An answer's counts of a dose form that it gives no strength for ("one or two tablets at
+    bedtime") restated in mg with the strength the drug's passages state for that form, when
+    they state exactly one ("Dulcolax (bisacodyl) 5 mg tablets"): the passage may speak in mg
+    only ("5 to 10 mg at night")."""
+    out: list[AtomicClaim] = []
+    for claim in claims:
+        readings = claim.readings
+        if any(r.unit in _FORMS and r.drugs for r in readings):
+            readings = tuple(_in_passage_mg(r, evidence) for r in readings)
+        out.append(claim if readings == claim.readings else replace(claim, readings=readings))
+    return out
+
+
+_FORMS: Final = frozenset(FORM_UNITS.values())
+
+
+def _in_passage_mg(r: Reading, evidence: Evidence) -> Reading:
+    if r.unit not in _FORMS or not r.drugs or r.amount is None:
+        return r
+    values = {
+        mg
+        for p in evidence.passages
+        if p.drugs & r.drugs
+        for form, mg in p.strengths
+        if form == r.unit
+    }
+    if len(values) != 1:
+        return r
+    return next(iter(counts_in_mg((r,), {r.unit: values.pop()})), r)
 
 
 def _deterministic(

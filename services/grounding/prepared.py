@@ -65,6 +65,8 @@ class PreparedPassage:
     nbytes: int
     #: Drug names the passage teaches by its opening (spelling key → drug), for the answer too.
     names: tuple[tuple[str, str], ...] = ()
+    #: The passage's one strength per dose form (form unit, mg), for an answer's bare counts.
+    strengths: tuple[tuple[str, Decimal], ...] = ()
 
 
 def _doc_drugs(doc_id: str, lexicon: MedicalLexicon) -> frozenset[str]:
@@ -118,7 +120,8 @@ def prepare_passage(
         drugs |= carry.drugs
         counted = counted_strengths(t, found, language, stated)
         readings.extend((sentence.text, r) for r in scale_counted(read.readings, counted))
-    readings += _in_mg(readings, one_strength(forms))
+    strength = one_strength(forms)
+    readings += _in_mg(readings, strength)
     readings = list(dict.fromkeys(readings))  # a repeated sentence reads the same
     units = units_of(tokenize(text, normalized=True), language, passage=True)
     if _SINGLE_DOSE in units:  # "as a single dose" says the count "1 time"
@@ -140,6 +143,7 @@ def prepare_passage(
         frozenset(drugs),
         size,
         tuple(taught.items()),
+        tuple(strength.items()),
     )
 
 

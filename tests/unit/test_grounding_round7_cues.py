@@ -301,3 +301,23 @@ def test_a_number_before_kilo_after_a_childs_noun_is_a_weight_not_an_age() -> No
     t = tokenize("Voor uw kind van 14 kilo is dat 280 mg per dag.")
     read = read_sentence(t, 0, len(t), amounts(t, "nl"), "nl", load_lexicon(), Carry())
     assert [r.age for r in read.readings] == [None]
+
+
+# --- an answer's bare counts through the strength the drug's passages state ------------------
+
+_LORATADINE = (
+    "Loratadine 10 mg tablets. Adults: 10 mg once a day. Do not take more than 10 mg a day."
+)
+
+
+def test_bare_counts_take_the_passages_one_strength() -> None:
+    ok = report("Take one tablet of loratadine once a day.", [_LORATADINE], "en")
+    assert ok.ungrounded == []
+    wrong = report("Take two tablets of loratadine once a day.", [_LORATADINE], "en")
+    assert critical(wrong)
+
+
+def test_bare_counts_stay_counts_when_the_passages_state_two_strengths() -> None:
+    passages = [_LORATADINE, "Loratadine 5 mg chewable tablets for children: one a day."]
+    r = report("Take one tablet of loratadine once a day.", passages, "en")
+    assert all(m.reading.unit == "tablet" for c in r.claims for m in c.medical or [])
