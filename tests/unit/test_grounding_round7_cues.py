@@ -321,3 +321,33 @@ def test_bare_counts_stay_counts_when_the_passages_state_two_strengths() -> None
     passages = [_LORATADINE, "Loratadine 5 mg chewable tablets for children: one a day."]
     r = report("Take one tablet of loratadine once a day.", passages, "en")
     assert all(m.reading.unit == "tablet" for c in r.claims for m in c.medical or [])
+
+
+# --- "not with tea or milk" is about taking it with them, not the risk before ---------------
+
+
+@pytest.mark.parametrize(
+    ("answer", "passages", "language"),
+    [
+        (
+            "Ferrous sulfate is fine while you are breastfeeding.",
+            ["Ferrous sulfate can be used while breastfeeding. Do not take it with tea or milk."],
+            "en",
+        ),
+        (
+            "Sắt sulfat dùng được khi đang cho con bú.",
+            ["Sắt sulfat có thể dùng khi cho con bú. Không uống cùng trà hoặc sữa."],
+            "vi",
+        ),
+    ],
+)
+def test_an_avoid_with_its_own_object_keeps_no_risk_of_the_sentence_before(
+    answer: str, passages: list[str], language: str
+) -> None:
+    assert report(answer, passages, language).ungrounded == []
+
+
+def test_an_avoid_without_an_object_still_goes_on_about_the_risk_before() -> None:
+    passages = ["Ibuprofen is not recommended in the last trimester of pregnancy. Do not use it."]
+    r = report("Ibuprofen is fine in the last trimester of pregnancy.", passages, "en")
+    assert critical(r)

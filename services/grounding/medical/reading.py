@@ -370,6 +370,23 @@ _NOT_AGE_AFTER: Final = frozenset(
 )
 
 
+#: "Together with" words: after a polarity phrase they name what the statement is about
+#: ("do not take it with milk", "niet samen met thee", "không uống cùng trà").
+_TOGETHER: Final = frozenset(
+    {"with", "together", "alongside", "samen", "met", "naast", "cùng", "với"}
+)
+
+
+def _with_object(words: list[str], lo: int, hi: int, cues: list[tuple[int, int, Cue]]) -> bool:
+    """Whether a polarity phrase of the sentence is followed by a "together with" word and the
+    thing named: the statement is about taking it with that, not about the risk of the
+    sentence before ("Sắt dùng được khi cho con bú. Không uống cùng trà hoặc sữa.")."""
+    first = min((e for s, e, c in cues if c.kind == "pol" and lo <= s < hi), default=None)
+    if first is None:
+        return False
+    return any(words[k] in _TOGETHER for k in range(first, min(hi - 1, first + 3)))
+
+
 def _split_into(
     readings: list[Reading], tokens: Tokens, lo: int, hi: int, cues: LanguageCues, lang: str
 ) -> list[Reading]:
@@ -936,7 +953,7 @@ def read_sentence(
     # -- contraindication readings ----------------------------------------------------------
     if not readings:
         risk = cond_keys | (pop_frozen - {"adult"}) if stated_pop or cond_keys else cond_keys
-        if not (risk or stated or stated_pop):
+        if not (risk or stated or stated_pop or _with_object(words, lo, hi, cues)):
             risk = carry.risk  # it goes on about the risk of the sentence before
         interaction = len(stated) >= 2
         same = carry.polarity is not None and any(c.kind == "same" for _, _, c in cues)
