@@ -351,3 +351,41 @@ def test_an_avoid_without_an_object_still_goes_on_about_the_risk_before() -> Non
     passages = ["Ibuprofen is not recommended in the last trimester of pregnancy. Do not use it."]
     r = report("Ibuprofen is fine in the last trimester of pregnancy.", passages, "en")
     assert critical(r)
+
+
+# --- an inserted list of examples between commas ends no clause --------------------------------
+
+
+@pytest.mark.parametrize(
+    ("answer", "passages", "language"),
+    [
+        (
+            "Ezetimib mag u samen met simvastatine gebruiken.",
+            [
+                "Ezetimib kan samen met een statine, zoals simvastatine of pravastatine, "
+                "worden gebruikt."
+            ],
+            "nl",
+        ),
+        (
+            "Ezetimibe can be taken together with simvastatin.",
+            [
+                "Ezetimibe can be taken with a statin, such as simvastatin or pravastatin, "
+                "once a day."
+            ],
+            "en",
+        ),
+    ],
+)
+def test_a_combination_with_examples_between_commas_is_read(
+    answer: str, passages: list[str], language: str
+) -> None:
+    assert report(answer, passages, language).ungrounded == []
+
+
+def test_a_combination_forbidden_with_examples_between_commas_is_caught() -> None:
+    passages = [
+        "Simvastatine mag niet samen met een schimmelmiddel, zoals itraconazol, worden gebruikt."
+    ]
+    r = report("Simvastatine mag u gerust samen met itraconazol gebruiken.", passages, "nl")
+    assert critical(r)

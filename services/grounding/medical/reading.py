@@ -548,11 +548,23 @@ def flip(polarity: Polarity) -> Polarity:
     return _FLIP[polarity]
 
 
+#: Words that open an inserted list of examples between commas ("kan samen met een statine,
+#: zoals rosuvastatine of atorvastatine, worden gebruikt"): the commas around it end no clause.
+_EXAMPLES_OPEN: Final = frozenset({"zoals", "such", "like", "including", "như", "bijvoorbeeld"})
+
+
 def _clauses(tokens: Tokens, lo: int, hi: int) -> list[tuple[int, int]]:
     words, kinds = tokens.words, tokens.kinds
     out: list[tuple[int, int]] = []
     start = lo
+    inserted = False  # inside ", such as …," the next comma ends the insertion, not the clause
     for k in range(lo, hi):
+        if words[k] == "," and k + 1 < hi and words[k + 1] in _EXAMPLES_OPEN:
+            inserted = True
+            continue
+        if inserted and words[k] == ",":
+            inserted = False
+            continue
         if (kinds[k] == SYM and words[k] in _CLAUSE_BREAKS) or words[k] in _CONTRAST:
             if k > start:
                 out.append((start, k))
