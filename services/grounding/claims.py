@@ -62,9 +62,9 @@ from services.grounding.medical.lexicon import MedicalLexicon, load_lexicon
 from services.grounding.medical.names import looks_like_name
 from services.grounding.medical.reading import Carry, Reading, read_sentence
 from services.grounding.medical.strength import (
-    FORM_UNITS,
     counted_strengths,
     counts_in_mg,
+    named_strengths,
     one_strength,
     scale_counted,
     strength_amounts,
@@ -284,29 +284,6 @@ def _lead_in_kind(text: str, language: str | None) -> ClaimKind | None:
     return None
 
 
-def _named_strengths(
-    readings: tuple[Reading, ...],
-    t: Tokens,
-    found: list[Amount],
-    language: str | None,
-    lexicon: MedicalLexicon,
-) -> list[tuple[str, Decimal, Amount]]:
-    """A product and its strength right before a count of one dose form ("Van Maxalt 10 mg
-    neemt u 1 tablet", "Với Allerfar 4 mg, … uống 1 viên"): the strength of that form."""
-    forms = {r.unit for r in readings if r.unit is not None and r.unit in FORM_UNITS.values()}
-    if len(forms) != 1:
-        return []
-    form = next(iter(forms))
-    return [
-        (form, a.low, a)
-        for a in found
-        if a.unit == "mg"
-        and len(a.parts) == 1
-        and a.t0 >= 1
-        and looks_like_name(t, a.t0 - 1, language, lexicon)
-    ]
-
-
 def _counts_as_stated(
     readings: tuple[Reading, ...],
     t: Tokens,
@@ -322,7 +299,9 @@ def _counts_as_stated(
     restated count where the count has none. ``before``: the strengths earlier sentences of
     the answer stated (updated here), for counts in a sentence that states none ("… nog 1
     tablet, maar niet meer dan 2 tabletten per 24 uur")."""
-    stated = strength_amounts(t, found) or _named_strengths(readings, t, found, language, lexicon)
+    stated = strength_amounts(t, found) or named_strengths(
+        (r.unit for r in readings), found, lambda i: looks_like_name(t, i, language, lexicon)
+    )
     if not stated:
         if before:
             return tuple(

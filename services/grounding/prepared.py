@@ -28,6 +28,7 @@ from services.grounding.medical.reading import Carry, Reading, read_sentence
 from services.grounding.medical.strength import (
     counted_strengths,
     counts_in_mg,
+    named_strengths,
     one_strength,
     scale_counted,
     strength_amounts,
@@ -35,7 +36,7 @@ from services.grounding.medical.strength import (
 from services.grounding.quantities import Amount, amounts, flatten, quantities
 from services.grounding.sentences import split_sentences
 from services.grounding.text import units_of
-from services.grounding.tokens import tokenize
+from services.grounding.tokens import Tokens, tokenize
 
 __all__ = ["CacheStats", "PassageCache", "PreparedPassage", "prepare_passage"]
 
@@ -76,6 +77,12 @@ def _doc_drugs(doc_id: str, lexicon: MedicalLexicon) -> frozenset[str]:
     return frozenset(inn for _, _, inn in lexicon.find_drugs(t.words, 0, len(t)))
 
 
+def _drug_named(t: Tokens, lexicon: MedicalLexicon) -> Callable[[int], bool]:
+    """Whether token ``i`` names a drug (a passage's product is one the lexicon or its opening
+    names: "Fexofenadin 180 mg: … uống 1 viên")."""
+    return lambda i: lexicon.drug_at(t.words, i, i + 1) is not None
+
+
 def _in_mg(
     readings: list[tuple[str, Reading]], strength: dict[str, Decimal]
 ) -> list[tuple[str, Reading]]:
@@ -108,8 +115,6 @@ def prepare_passage(
     forms: list[tuple[str, Decimal]] = []
     for sentence, t in sentences:
         found: list[Amount] = amounts(t, language)
-        stated = strength_amounts(t, found)
-        forms += [(unit, value) for unit, value, _ in stated]
         for q in flatten(found):
             if q.has_unit:
                 keys.add(q.key)
@@ -118,6 +123,10 @@ def prepare_passage(
         read = read_sentence(t, 0, len(t), found, language, lexicon, carry, units)
         carry = read.carry
         drugs |= carry.drugs
+        stated = strength_amounts(t, found) or named_strengths(
+            (r.unit for r in read.readings), found, _drug_named(t, lexicon)
+        )
+        forms += [(unit, value) for unit, value, _ in stated]
         counted = counted_strengths(t, found, language, stated)
         readings.extend((sentence.text, r) for r in scale_counted(read.readings, counted))
     strength = one_strength(forms)

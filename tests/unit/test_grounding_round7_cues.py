@@ -389,3 +389,9 @@ def test_a_combination_forbidden_with_examples_between_commas_is_caught() -> Non
     ]
     r = report("Simvastatine mag u gerust samen met itraconazol gebruiken.", passages, "nl")
     assert critical(r)
+
+
+def test_a_passages_product_strength_restates_its_counts() -> None:
+    passages = ["Cetirizin 10 mg: người lớn uống 1 viên mỗi ngày."]
+    assert report("Người lớn uống cetirizin 10 mg mỗi ngày.", passages, "vi").ungrounded == []
+    assert critical(report("Người lớn uống cetirizin 20 mg mỗi ngày.", passages, "vi"))
