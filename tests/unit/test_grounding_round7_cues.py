@@ -395,3 +395,22 @@ def test_a_passages_product_strength_restates_its_counts() -> None:
     passages = ["Cetirizin 10 mg: người lớn uống 1 viên mỗi ngày."]
     assert report("Người lớn uống cetirizin 10 mg mỗi ngày.", passages, "vi").ungrounded == []
     assert critical(report("Người lớn uống cetirizin 20 mg mỗi ngày.", passages, "vi"))
+
+
+# --- a frequency between a day's amount and a dose goes to the dose ---------------------------
+
+_CEFUROXIME_CHILD = "Cefuroxime suspension, children: 30 mg/kg/day in two divided doses."
+
+
+def test_a_frequency_after_a_days_amount_goes_to_the_dose_after_it() -> None:
+    ctx = MedicalContext(weight_kg=20.0)
+    ok = "For 20 kg that is 600 mg a day, so twice daily 300 mg."
+    assert report(ok, [_CEFUROXIME_CHILD], "en", ctx).ungrounded == []
+    wrong = "For 20 kg that is 600 mg a day, so twice daily 600 mg."
+    assert critical(report(wrong, [_CEFUROXIME_CHILD], "en", ctx))
+
+
+def test_a_frequency_after_a_days_amount_alone_stays_with_it() -> None:
+    t = tokenize("Adults take 4 g per day, twice daily.")
+    read = read_sentence(t, 0, len(t), amounts(t, "en"), "en", load_lexicon(), Carry())
+    assert [format_decimal(r.frequency.low) for r in read.readings if r.frequency] == ["2"]

@@ -925,6 +925,11 @@ def read_sentence(
         for f in freqs:
             before = [a for a in amounts if a.t0 < f.t0]
             target = before[-1] if before else (amounts[0] if amounts else None)
+            after = [a for a in amounts if a.t0 > f.t0 and a.basis is None]
+            if before and before[-1].basis == "day" and after:
+                # "360 mg per dag, dus tweemaal daags 180 mg": a day's amount needs no
+                # frequency; the dose after it is the one taken so often
+                target = after[0]
             if target is not None and target.frequency is None:
                 target.frequency = f.span
                 f.attached = True
