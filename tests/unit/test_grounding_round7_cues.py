@@ -414,3 +414,13 @@ def test_a_frequency_after_a_days_amount_alone_stays_with_it() -> None:
     t = tokenize("Adults take 4 g per day, twice daily.")
     read = read_sentence(t, 0, len(t), amounts(t, "en"), "en", load_lexicon(), Carry())
     assert [format_decimal(r.frequency.low) for r in read.readings if r.frequency] == ["2"]
+
+
+def test_a_heading_of_purpose_names_an_unlisted_drug() -> None:
+    passages = [
+        "Otilonium for irritable bowel: 40 mg two or three times a day.",
+        "Trimebutine for irritable bowel: 100 mg three times a day.",
+    ]
+    assert critical(report("Otilonium: take 100 mg three times a day.", passages, "en"))
+    ok = report("Otilonium: take 40 mg two or three times a day.", passages, "en")
+    assert ok.ungrounded == []

@@ -91,6 +91,11 @@ class Opening(_Strict):
     forms: list[str] = Field(default_factory=list)
     #: Units of a strength (mg, g, microgram, %...).
     units: list[str] = Field(min_length=1)
+    #: Words of purpose after the name in a heading ("Topiramaat bij epilepsie", "Famciclovir
+    #: for cold sores", "Praziquantel điều trị sán máng"): the name is a drug without a strength.
+    purpose: list[str] = Field(default_factory=list)
+    #: Words that head a text as well but name no drug ("Treatment for…", "Behandeling bij…").
+    not_names: list[str] = Field(default_factory=list)
     examples: list[OpeningExample] = Field(default_factory=list)
 
 

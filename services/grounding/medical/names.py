@@ -77,14 +77,20 @@ def opening_names(t: Tokens, language: str | None, lexicon: MedicalLexicon) -> d
     salts = frozenset(s.lower() for s in spec.salts)
     forms = frozenset(f.lower() for f in spec.forms)
     units = frozenset(u.lower() for u in spec.units)
+    purpose = frozenset(p.lower() for p in spec.purpose)
+    not_names = frozenset(n.lower() for n in spec.not_names)
     words, kinds = t.words, t.kinds
     if not t.text[:1].isupper():
         return {}
     names: list[tuple[str, bool]] = []  # (name, written in lower case)
     j = 0
+    headed = False  # a heading of purpose: "Topiramaat bij epilepsie"
     while j < min(len(t), _REACH):
         word, kind = words[j], kinds[j]
         if kind == NUM:
+            break
+        if kind == WORD and names and word in purpose:
+            headed = True
             break
         if kind == SYM:
             if word not in "()":
@@ -93,16 +99,19 @@ def opening_names(t: Tokens, language: str | None, lexicon: MedicalLexicon) -> d
             pass
         elif kind == WORD and len(names) < 2:
             name = _strip_salt(word, salts)
-            if not _is_name(name, language, lexicon):
+            if name in not_names or not _is_name(name, language, lexicon):
                 return {}
             names.append((name, t.text[t.starts[j]].islower()))
         else:
             return {}
         j += 1
-    if not names or j + 1 >= len(t) or kinds[j] != NUM or words[j + 1] not in units:
+    if not names:
         return {}
-    if j + 3 < len(t) and words[j + 2] == "/" and words[j + 3] not in units:
-        return {}  # "1 mg/kg", "10 mg/dag": a dose, not a strength ("0,5 mg/ml" is one)
+    if not headed:
+        if j + 1 >= len(t) or kinds[j] != NUM or words[j + 1] not in units:
+            return {}
+        if j + 3 < len(t) and words[j + 2] == "/" and words[j + 3] not in units:
+            return {}  # "1 mg/kg", "10 mg/dag": a dose, not a strength ("0,5 mg/ml" is one)
     known = [d for d in (lexicon.known_drug(n) for n, _ in names) if d is not None]
     lower = next((n for n, low in names if low), names[0][0])
     drug = known[0] if known else spelling_key(lower)

@@ -389,11 +389,12 @@ def _with_object(words: list[str], lo: int, hi: int, cues: list[tuple[int, int, 
 
 def _split_into(
     readings: list[Reading], tokens: Tokens, lo: int, hi: int, cues: LanguageCues, lang: str
-) -> list[Reading]:
+) -> tuple[list[Reading], range]:
     """A day's amount "in three divided doses", "verdeeld over 2 giften", "divided into 4
-    doses": the count is its frequency, set on the per-day readings that state none."""
+    doses": the count is its frequency, set on the per-day readings that state none; also the
+    tokens of the count and its dose noun."""
     if not cues.split_after or not any(r.basis == "day" and r.frequency is None for r in readings):
-        return readings
+        return readings, range(0)
     words = tokens.words
     before = {tuple(p.split()) for p in cues.split_before}
     after = {tuple(p.split()) for p in cues.split_after}
@@ -403,14 +404,15 @@ def _split_into(
             continue
         if not any(tuple(words[i - len(b) : i]) == b for b in before if len(b) <= i - lo):
             continue
-        if not any(tuple(words[i + 1 : i + 1 + len(a)]) == a for a in after):
+        noun = next((a for a in after if tuple(words[i + 1 : i + 1 + len(a)]) == a), None)
+        if noun is None:
             continue
         n = Span(count, count, "exact")
         return [
             replace(r, frequency=n) if r.basis == "day" and r.frequency is None else r
             for r in readings
-        ]
-    return readings
+        ], range(i, i + 1 + len(noun))
+    return readings, range(0)
 
 
 def _bare_age(tokens: Tokens, i: int, j: int, lo: int, hi: int, w: _AgeWords) -> bool:
@@ -966,7 +968,8 @@ def read_sentence(
                 )
             )
     if readings:
-        readings = _split_into(readings, tokens, lo, hi, lexicon.cues[lang], lang)
+        readings, split_at = _split_into(readings, tokens, lo, hi, lexicon.cues[lang], lang)
+        used.update(split_at)  # "verdeeld over twee keer": the count is the frequency
     # -- contraindication readings ----------------------------------------------------------
     if not readings:
         risk = cond_keys | (pop_frozen - {"adult"}) if stated_pop or cond_keys else cond_keys
