@@ -68,7 +68,7 @@ STOP_WORDS: Final[dict[str, frozenset[str]]] = {
         please same shall she should so some such than that the their theirs them themselves
         then there these they this those through thus to too under until up upon us very via was
         we were what when where which while who whom whose why will with would yet you your
-        yours yourself yourselves
+        yours yourself yourselves anything something everything anyone someone everyone
         suggest suggests suggested seem seems seemed appear appears appeared indicate indicates
         indicated show shows showed shown demonstrate demonstrates demonstrated conclude
         concluded conclusion conclusions result results finding findings find found data study
