@@ -41,6 +41,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from decimal import Decimal
+from functools import lru_cache
 from typing import Final, Literal
 
 from schemas.events import ChatEvent
@@ -196,7 +197,7 @@ def skip_reason(
     if with_unit:
         framed = _frame(key, language, with_unit=True)
         return framed if framed == "abstention" else None
-    opening = opening_cue(key, cues_for(PLEASANTRY_CUES, language)) or _glad(key, language)
+    opening = opening_cue(key, _courtesy_openings(language))
     if opening is not None and len(claim_units(key[len(opening) :], language)) <= _COURTESY_WORDS:
         return "pleasantry"
     if has_cue(key, cues_for(ABSTENTION_CUES, language)):
@@ -250,12 +251,15 @@ def _frame(key: str, language: str | None, *, with_unit: bool) -> SkipReason | N
     return None
 
 
-def _glad(key: str, language: str | None) -> str | None:
-    """The gladness opening of ``key`` ("glad to hear", "fijn dat"), or ``None``."""
+@lru_cache(maxsize=8)
+def _courtesy_openings(language: str | None) -> tuple[str, ...]:
+    """Openings of courtesy: greetings and pleasantries (lexicon.py) and gladness ("glad to
+    hear", "fijn dat": nonclaims.yaml), in one tuple so one pattern matches them."""
     frames = (
         [NONCLAIM_FRAMES[language]] if language in NONCLAIM_FRAMES else NONCLAIM_FRAMES.values()
     )
-    return next((o for f in frames if (o := opening_cue(key, f.gladness)) is not None), None)
+    glad = tuple(p for f in frames for p in f.gladness)
+    return (*cues_for(PLEASANTRY_CUES, language), *glad)
 
 
 def _professional(key: str, f: NonclaimFrames) -> bool:
@@ -299,9 +303,11 @@ def _counts_as_stated(
     restated count where the count has none. ``before``: the strengths earlier sentences of
     the answer stated (updated here), for counts in a sentence that states none ("… nog 1
     tablet, maar niet meer dan 2 tabletten per 24 uur")."""
-    stated = strength_amounts(t, found) or named_strengths(
-        (r.unit for r in readings), found, lambda i: looks_like_name(t, i, language, lexicon)
-    )
+    stated = strength_amounts(t, found)
+    if not stated and len(readings) > 1:  # a product's strength beside a count of its form
+        stated = named_strengths(
+            (r.unit for r in readings), found, lambda i: looks_like_name(t, i, language, lexicon)
+        )
     if not stated:
         if before:
             return tuple(

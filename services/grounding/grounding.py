@@ -346,6 +346,8 @@ def _counts_by_passage_strength(claims: list[AtomicClaim], evidence: Evidence) -
     bedtime") restated in mg with the strength the drug's passages state for that form, when
     they state exactly one ("Dulcolax (bisacodyl) 5 mg tablets"): the passage may speak in mg
     only ("5 to 10 mg at night")."""
+    if not any(p.strengths for p in evidence.passages):
+        return claims
     out: list[AtomicClaim] = []
     for claim in claims:
         readings = claim.readings

@@ -123,9 +123,11 @@ def prepare_passage(
         read = read_sentence(t, 0, len(t), found, language, lexicon, carry, units)
         carry = read.carry
         drugs |= carry.drugs
-        stated = strength_amounts(t, found) or named_strengths(
-            (r.unit for r in read.readings), found, _drug_named(t, lexicon)
-        )
+        stated = strength_amounts(t, found)
+        if not stated and len(read.readings) > 1:
+            stated = named_strengths(
+                (r.unit for r in read.readings), found, _drug_named(t, lexicon)
+            )
         forms += [(unit, value) for unit, value, _ in stated]
         counted = counted_strengths(t, found, language, stated)
         readings.extend((sentence.text, r) for r in scale_counted(read.readings, counted))

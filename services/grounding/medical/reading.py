@@ -387,6 +387,23 @@ def _with_object(words: list[str], lo: int, hi: int, cues: list[tuple[int, int, 
     return any(words[k] in _TOGETHER for k in range(first, min(hi - 1, first + 3)))
 
 
+_SPLIT_PHRASES: dict[int, tuple[frozenset[tuple[str, ...]], frozenset[tuple[str, ...]]]] = {}
+
+
+def _split_phrases(
+    cues: LanguageCues,
+) -> tuple[frozenset[tuple[str, ...]], frozenset[tuple[str, ...]]]:
+    """The split phrases of a language as word tuples, made once per cue set."""
+    got = _SPLIT_PHRASES.get(id(cues))
+    if got is None:
+        got = (
+            frozenset(tuple(p.split()) for p in cues.split_before),
+            frozenset(tuple(p.split()) for p in cues.split_after),
+        )
+        _SPLIT_PHRASES[id(cues)] = got
+    return got
+
+
 def _split_into(
     readings: list[Reading], tokens: Tokens, lo: int, hi: int, cues: LanguageCues, lang: str
 ) -> tuple[list[Reading], range]:
@@ -396,9 +413,11 @@ def _split_into(
     if not cues.split_after or not any(r.basis == "day" and r.frequency is None for r in readings):
         return readings, range(0)
     words = tokens.words
-    before = {tuple(p.split()) for p in cues.split_before}
-    after = {tuple(p.split()) for p in cues.split_after}
+    before, after = _split_phrases(cues)
+    kinds = tokens.kinds
     for i in range(lo + 1, hi - 1):
+        if kinds[i] != NUM and words[i] not in NUMBER_WORDS:
+            continue
         count = parse_number(words[i], lang)
         if count is None or count != int(count) or not 1 < count <= 12:
             continue
