@@ -424,3 +424,10 @@ def test_a_heading_of_purpose_names_an_unlisted_drug() -> None:
     assert critical(report("Otilonium: take 100 mg three times a day.", passages, "en"))
     ok = report("Otilonium: take 40 mg two or three times a day.", passages, "en")
     assert ok.ungrounded == []
+
+
+def test_a_vietnamese_heading_with_a_colon_names_an_unlisted_drug() -> None:
+    passages = ["Mesalazin: phải ngừng thuốc ngay khi bị đau bụng dữ dội hoặc sốt."]
+    assert critical(report("Không cần ngừng mesalazin khi bị sốt.", passages, "vi"))
+    t = tokenize("Liều dùng: người lớn uống 1 viên.")
+    assert opening_names(t, "vi", load_lexicon()) == {}

@@ -96,6 +96,9 @@ class Opening(_Strict):
     purpose: list[str] = Field(default_factory=list)
     #: Words that head a text as well but name no drug ("Treatment for…", "Behandeling bij…").
     not_names: list[str] = Field(default_factory=list)
+    #: Languages whose headings of one word and a colon name a drug ("Sulfasalazin: …"):
+    #: where a word written without tone marks can only be a loan word (Vietnamese).
+    colon_languages: list[Literal["en", "nl", "vi"]] = Field(default_factory=list)
     examples: list[OpeningExample] = Field(default_factory=list)
 
 

@@ -93,6 +93,9 @@ def opening_names(t: Tokens, language: str | None, lexicon: MedicalLexicon) -> d
             headed = True
             break
         if kind == SYM:
+            if word == ":" and names and language in spec.colon_languages and j == len(names):
+                headed = True  # "Sulfasalazin: phải ngừng thuốc …"
+                break
             if word not in "()":
                 return {}
         elif kind == WORD and (word in salts or word in forms):
