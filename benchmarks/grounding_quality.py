@@ -13,9 +13,10 @@ the check; see its README): every answer goes through :class:`services.checking.
 claim, a fabricated or an unsupported citation; *critical* when a critical finding is raised. A
 case is judged right when: kinds that must pass are not flagged; kinds that must be caught are
 flagged, and critical where the label says so. Reported per kind × language for the ``dev`` split
-(used for tuning), the ``test`` split (not) and the ``fresh``, ``fresh2``, ``fresh3`` and
-``fresh4`` splits (held-out sets written later, for the second, third, fifth and sixth rounds,
-never tuned on; ``fresh3`` and ``fresh4`` were written without reading the check), with the user's
+(used for tuning), the ``test`` split (not) and the ``fresh``, ``fresh2``, ``fresh3``,
+``fresh4`` and ``fresh5`` splits (held-out sets written later, for the second, third, fifth,
+sixth and seventh rounds, never tuned on; ``fresh3`` to ``fresh5`` were written without reading
+the check), with the user's
 question given to the check as the preceding turn's medical context (drugs, population) and without
 it, beside two baselines: *flag every number* (an answer with any number is flagged and critical)
 and *token overlap ≥ .5* (an answer is flagged when a sentence shares less than half of its words
@@ -80,6 +81,7 @@ SPLITS = {
     "fresh2": "held out, written for the third round",
     "fresh3": "held out, written blind for the fifth round",
     "fresh4": "held out, written blind for the sixth round",
+    "fresh5": "held out, written blind for the seventh round",
 }
 CBEGIN, CEND = "<!-- BEGIN grounding-cases -->", "<!-- END grounding-cases -->"
 SBEGIN, SEND = "<!-- BEGIN grounding-cases-summary -->", "<!-- END grounding-cases-summary -->"
@@ -577,8 +579,9 @@ def summary_section(cases: Sequence[Case], results: Results) -> str:
     lines = [
         f"{len(cases)} answers written independently of the check (11 kinds, en/nl/vi); "
         "rate judged right by `ClaimChecker.check` with the question's medical context. "
-        "*dev* was tuned on, *test* is held out, *fresh*, *fresh2*, *fresh3* and *fresh4* are "
-        "held-out splits written later (for the second, the third, the fifth and the sixth round).",
+        "*dev* was tuned on, *test* is held out, *fresh*, *fresh2*, *fresh3*, *fresh4* and "
+        "*fresh5* are held-out splits written later (for the second, the third, the fifth, the "
+        "sixth and the seventh round).",
         "",
         "| kind | " + " | ".join(head) + " |",
         "|---|" + "---|" * len(head),

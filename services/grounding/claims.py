@@ -40,6 +40,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from decimal import Decimal
+from functools import lru_cache
 from typing import Final, Literal
 
 from schemas.events import ChatEvent
@@ -58,10 +60,12 @@ from services.grounding.lexicon import (
     cues_for,
 )
 from services.grounding.medical.lexicon import MedicalLexicon, load_lexicon
+from services.grounding.medical.names import looks_like_name
 from services.grounding.medical.reading import Carry, Reading, read_sentence
 from services.grounding.medical.strength import (
     counted_strengths,
     counts_in_mg,
+    named_strengths,
     one_strength,
     scale_counted,
     strength_amounts,
@@ -193,7 +197,7 @@ def skip_reason(
     if with_unit:
         framed = _frame(key, language, with_unit=True)
         return framed if framed == "abstention" else None
-    opening = opening_cue(key, cues_for(PLEASANTRY_CUES, language))
+    opening = opening_cue(key, _courtesy_openings(language))
     if opening is not None and len(claim_units(key[len(opening) :], language)) <= _COURTESY_WORDS:
         return "pleasantry"
     if has_cue(key, cues_for(ABSTENTION_CUES, language)):
@@ -242,7 +246,20 @@ def _frame(key: str, language: str | None, *, with_unit: bool) -> SkipReason | N
             return "pleasantry"
         if not with_unit and opening_cue(key, f.restatements) is not None:
             return "restatement"
+        if not with_unit and has_cue(key, f.alone) and has_cue(key, f.alone_negators):
+            return "referral"  # "don't change the dose on your own": ask the prescriber
     return None
+
+
+@lru_cache(maxsize=8)
+def _courtesy_openings(language: str | None) -> tuple[str, ...]:
+    """Openings of courtesy: greetings and pleasantries (lexicon.py) and gladness ("glad to
+    hear", "fijn dat": nonclaims.yaml), in one tuple so one pattern matches them."""
+    frames = (
+        [NONCLAIM_FRAMES[language]] if language in NONCLAIM_FRAMES else NONCLAIM_FRAMES.values()
+    )
+    glad = tuple(p for f in frames for p in f.gladness)
+    return (*cues_for(PLEASANTRY_CUES, language), *glad)
 
 
 def _professional(key: str, f: NonclaimFrames) -> bool:
@@ -272,17 +289,36 @@ def _lead_in_kind(text: str, language: str | None) -> ClaimKind | None:
 
 
 def _counts_as_stated(
-    readings: tuple[Reading, ...], t: Tokens, found: list[Amount], language: str | None
+    readings: tuple[Reading, ...],
+    t: Tokens,
+    found: list[Amount],
+    language: str | None,
+    lexicon: MedicalLexicon,
+    before: dict[str, Decimal] | None = None,
 ) -> tuple[Reading, ...]:
     """An answer's counts of a dose form restated in mg when the sentence states the form's
     strength: "2 tabletten van 250 mg per keer" is 500 mg per dose, "één capsule van 20 mg per
-    dag" 20 mg per day, "two 200 mg capsules" 400 mg. The strength is then no dose of its own;
-    its basis, qualifier and frequency go to the restated count where the count has none."""
+    dag" 20 mg per day, "two 200 mg capsules" 400 mg, "Van Maxalt 10 mg neemt u 1 tablet" 10 mg.
+    The strength is then no dose of its own; its basis, qualifier and frequency go to the
+    restated count where the count has none. ``before``: the strengths earlier sentences of
+    the answer stated (updated here), for counts in a sentence that states none ("… nog 1
+    tablet, maar niet meer dan 2 tabletten per 24 uur")."""
     stated = strength_amounts(t, found)
+    if not stated and len(readings) > 1:  # a product's strength beside a count of its form
+        stated = named_strengths(
+            (r.unit for r in readings), found, lambda i: looks_like_name(t, i, language, lexicon)
+        )
     if not stated:
+        if before:
+            return tuple(
+                next(iter(counts_in_mg((r,), before)), r) if r.unit in before else r
+                for r in readings
+            )
         return readings
     readings = scale_counted(readings, counted_strengths(t, found, language, stated))
     per = one_strength((unit, value) for unit, value, _ in stated)
+    if before is not None:
+        before.update(per)
     if not per or not any(r.unit in per for r in readings):
         return readings
     at = {t.starts[a.t0] for unit, _, a in stated if unit in per}
@@ -325,6 +361,7 @@ def atomic_claims(
     context_kind: ClaimKind | None = None  # what a lead-in hands down to its list items
     carry = context if context is not None else Carry()
     after_dose = False  # a dose claim came before
+    strengths: dict[str, Decimal] = {}  # the strength per dose form the answer has stated
     for sentence in split_sentences(text, language):
         t = tokenize(sentence.text)
         found_amounts = amounts(t, language)
@@ -342,7 +379,7 @@ def atomic_claims(
         units = units_of(t, language, passage=False)
         read = read_sentence(t, 0, len(t), found_amounts, language, lex, carry, units)
         carry = read.carry
-        readings = _counts_as_stated(read.readings, t, found_amounts, language)
+        readings = _counts_as_stated(read.readings, t, found_amounts, language, lex, strengths)
         if any(not r.open for r in readings):
             kind: ClaimKind = (
                 "dose" if any(r.kind == "dose" for r in readings) else "contraindication"

@@ -46,6 +46,7 @@ from services.grounding.facts import FactRegistry
 from services.grounding.medical.compare import Comparison, PassageReading
 from services.grounding.medical.lexicon import MedicalLexicon, load_lexicon
 from services.grounding.medical.reading import Carry, Reading, Span, read_sentence
+from services.grounding.medical.strength import FORM_UNITS, counts_in_mg
 from services.grounding.prepared import PassageCache
 from services.grounding.quantities import UNITS, amounts, parse_number
 from services.grounding.sentences import split_sentences
@@ -134,8 +135,59 @@ _PERSONS: Final = frozenset(
         "man",
         "jongen",
         "meisje",
+        # kinship and familiar words (en, nl)
+        "granddad",
+        "grandad",
+        "gran",
+        "granny",
+        "nan",
+        "nana",
+        "nanna",
+        "grandson",
+        "granddaughter",
+        "grandchild",
+        "lad",
+        "lass",
+        "toddler",
+        "baby",
+        "niece",
+        "nephew",
+        "aunt",
+        "uncle",
+        "brother",
+        "sister",
+        "partner",
+        "zus",
+        "broer",
+        "neef",
+        "nicht",
+        "tante",
+        "oom",
+        "peuter",
+        "kleuter",
     }
 )
+#: Dutch heads of compound person words ("kleinzoon", "schoonmoeder", "stiefvader").
+_PERSON_HEADS: Final = ("zoon", "dochter", "moeder", "vader", "kind", "broer", "zus", "ouder")
+#: Dutch diminutive endings ("zoontje", "dochtertje", "kleinzoontje", "meisje" is listed).
+_DIMINUTIVES: Final = ("etje", "tje", "pje", "je")
+
+
+def _is_person(word: str) -> bool:
+    """A person word of a question, also as a Dutch diminutive or compound.
+
+    >>> [_is_person(w) for w in ("grandad", "kleinzoontje", "schoonmoeder", "reason", "tasje")]
+    [True, True, True, False, False]
+    """
+    if word in _PERSONS:
+        return True
+    for ending in _DIMINUTIVES:
+        if word.endswith(ending) and len(word) > len(ending) + 2:
+            word = word[: -len(ending)]
+            break
+    return word in _PERSONS or any(
+        word.endswith(head) and len(word) > len(head) + 2 for head in _PERSON_HEADS
+    )
 
 
 #: Words for kilograms of body weight after a number ("14 kg", "14 kilo", "nặng 14 cân").
@@ -189,7 +241,7 @@ def _question_age(text: str) -> Decimal | None:
             continue
         if i + 1 < len(t) and (t.words[i + 1] in UNITS or t.words[i + 1] in _WEIGHT_UNITS):
             continue  # "20 mg", "6 months", "18 kilo": an amount or a weight, not an age
-        if any(w in _PERSONS for w in t.words[max(0, i - 3) : i]):
+        if any(_is_person(w) for w in t.words[max(0, i - 3) : i]):
             return Decimal(word)
     return None
 
@@ -278,10 +330,49 @@ def _prepare(
     names = registry.entities if registry is not None else frozenset()
     lex = lexicon if lexicon is not None else load_lexicon()
     evidence = Evidence(event.retrieval or [], language, lex, cache)
+    taught: dict[str, str] = {}  # drugs the passages name in their openings, first one wins
+    for passage in evidence.passages:
+        for key, drug in passage.names:
+            taught.setdefault(key, drug)
+    lex = lex.with_names(taught)
     claims = _resolve_drugs(
         atomic_claims(event.content, language, names, lex, _carry(context)), evidence
     )
-    return language, claims, evidence
+    return language, _counts_by_passage_strength(claims, evidence), evidence
+
+
+def _counts_by_passage_strength(claims: list[AtomicClaim], evidence: Evidence) -> list[AtomicClaim]:
+    """An answer's counts of a dose form that it gives no strength for ("one or two tablets at
+    bedtime") restated in mg with the strength the drug's passages state for that form, when
+    they state exactly one ("Dulcolax (bisacodyl) 5 mg tablets"): the passage may speak in mg
+    only ("5 to 10 mg at night")."""
+    if not any(p.strengths for p in evidence.passages):
+        return claims
+    out: list[AtomicClaim] = []
+    for claim in claims:
+        readings = claim.readings
+        if any(r.unit in _FORMS and r.drugs for r in readings):
+            readings = tuple(_in_passage_mg(r, evidence) for r in readings)
+        out.append(claim if readings == claim.readings else replace(claim, readings=readings))
+    return out
+
+
+_FORMS: Final = frozenset(FORM_UNITS.values())
+
+
+def _in_passage_mg(r: Reading, evidence: Evidence) -> Reading:
+    if r.unit not in _FORMS or not r.drugs or r.amount is None:
+        return r
+    values = {
+        mg
+        for p in evidence.passages
+        if p.drugs & r.drugs
+        for form, mg in p.strengths
+        if form == r.unit
+    }
+    if len(values) != 1:
+        return r
+    return next(iter(counts_in_mg((r,), {r.unit: values.pop()})), r)
 
 
 def _deterministic(

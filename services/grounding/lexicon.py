@@ -68,7 +68,7 @@ STOP_WORDS: Final[dict[str, frozenset[str]]] = {
         please same shall she should so some such than that the their theirs them themselves
         then there these they this those through thus to too under until up upon us very via was
         we were what when where which while who whom whose why will with would yet you your
-        yours yourself yourselves
+        yours yourself yourselves anything something everything anyone someone everyone
         suggest suggests suggested seem seems seemed appear appears appeared indicate indicates
         indicated show shows showed shown demonstrate demonstrates demonstrated conclude
         concluded conclusion conclusions result results finding findings find found data study
@@ -261,6 +261,12 @@ class NonclaimFrames:
     limits: tuple[str, ...]
     #: Openings that say back what the user asked ("You're asking whether", "U wilt weten").
     restatements: tuple[str, ...]
+    #: Words of acting alone ("on your own", "op eigen houtje", "tự ý") and the negators that
+    #: make them a caution ("don't change the dose on your own").
+    alone: tuple[str, ...]
+    alone_negators: tuple[str, ...]
+    #: Openings of gladness ("glad to hear", "fijn dat"): courtesy like a greeting.
+    gladness: tuple[str, ...]
 
 
 def _load_frames(path: Path) -> tuple[dict[str, NonclaimFrames], list[dict[str, object]]]:

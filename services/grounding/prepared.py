@@ -23,10 +23,12 @@ from typing import Final
 
 from schemas.events import Passage
 from services.grounding.medical.lexicon import MedicalLexicon
+from services.grounding.medical.names import opening_names
 from services.grounding.medical.reading import Carry, Reading, read_sentence
 from services.grounding.medical.strength import (
     counted_strengths,
     counts_in_mg,
+    named_strengths,
     one_strength,
     scale_counted,
     strength_amounts,
@@ -34,7 +36,7 @@ from services.grounding.medical.strength import (
 from services.grounding.quantities import Amount, amounts, flatten, quantities
 from services.grounding.sentences import split_sentences
 from services.grounding.text import units_of
-from services.grounding.tokens import tokenize
+from services.grounding.tokens import Tokens, tokenize
 
 __all__ = ["CacheStats", "PassageCache", "PreparedPassage", "prepare_passage"]
 
@@ -62,6 +64,10 @@ class PreparedPassage:
     #: Every drug the passage (or its id) names.
     drugs: frozenset[str]
     nbytes: int
+    #: Drug names the passage teaches by its opening (spelling key → drug), for the answer too.
+    names: tuple[tuple[str, str], ...] = ()
+    #: The passage's one strength per dose form (form unit, mg), for an answer's bare counts.
+    strengths: tuple[tuple[str, Decimal], ...] = ()
 
 
 def _doc_drugs(doc_id: str, lexicon: MedicalLexicon) -> frozenset[str]:
@@ -69,6 +75,12 @@ def _doc_drugs(doc_id: str, lexicon: MedicalLexicon) -> frozenset[str]:
     text does not name one."""
     t = tokenize(doc_id.replace("_", " "))
     return frozenset(inn for _, _, inn in lexicon.find_drugs(t.words, 0, len(t)))
+
+
+def _drug_named(t: Tokens, lexicon: MedicalLexicon) -> Callable[[int], bool]:
+    """Whether token ``i`` names a drug (a passage's product is one the lexicon or its opening
+    names: "Fexofenadin 180 mg: … uống 1 viên")."""
+    return lambda i: lexicon.drug_at(t.words, i, i + 1) is not None
 
 
 def _in_mg(
@@ -95,14 +107,14 @@ def prepare_passage(
     numbers: set[Decimal] = set()
     readings: list[tuple[str, Reading]] = []
     drugs: set[str] = set()
+    sentences = [(s, tokenize(s.text, normalized=True)) for s in split_sentences(text, language)]
+    taught = opening_names(sentences[0][1], language, lexicon) if sentences else {}
+    lexicon = lexicon.with_names(taught)
     carry = Carry(drugs=_doc_drugs(passage.doc_id, lexicon))
     drugs |= carry.drugs
     forms: list[tuple[str, Decimal]] = []
-    for sentence in split_sentences(text, language):
-        t = tokenize(sentence.text, normalized=True)
+    for sentence, t in sentences:
         found: list[Amount] = amounts(t, language)
-        stated = strength_amounts(t, found)
-        forms += [(unit, value) for unit, value, _ in stated]
         for q in flatten(found):
             if q.has_unit:
                 keys.add(q.key)
@@ -111,9 +123,16 @@ def prepare_passage(
         read = read_sentence(t, 0, len(t), found, language, lexicon, carry, units)
         carry = read.carry
         drugs |= carry.drugs
+        stated = strength_amounts(t, found)
+        if not stated and len(read.readings) > 1:
+            stated = named_strengths(
+                (r.unit for r in read.readings), found, _drug_named(t, lexicon)
+            )
+        forms += [(unit, value) for unit, value, _ in stated]
         counted = counted_strengths(t, found, language, stated)
         readings.extend((sentence.text, r) for r in scale_counted(read.readings, counted))
-    readings += _in_mg(readings, one_strength(forms))
+    strength = one_strength(forms)
+    readings += _in_mg(readings, strength)
     readings = list(dict.fromkeys(readings))  # a repeated sentence reads the same
     units = units_of(tokenize(text, normalized=True), language, passage=True)
     if _SINGLE_DOSE in units:  # "as a single dose" says the count "1 time"
@@ -134,6 +153,8 @@ def prepare_passage(
         tuple(readings),
         frozenset(drugs),
         size,
+        tuple(taught.items()),
+        tuple(strength.items()),
     )
 
 

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from services.grounding.lexicon import NONCLAIM_EXAMPLES, SYNONYMS
-from services.grounding.medical.lexicon import ExpectedReading, MedicalLexicon
+from services.grounding.medical.lexicon import ExpectedReading, MedicalLexicon, spelling_key
+from services.grounding.medical.names import opening_names
 from services.grounding.medical.reading import Carry, Reading, Span, read_sentence
 from services.grounding.quantities import amounts, format_decimal
 from services.grounding.text import claim_units
@@ -102,6 +103,17 @@ def run_lexicon_examples(lexicon: MedicalLexicon) -> Iterator[LexiconExample]:
             got = [inn for _, _, inn in lexicon.find_drugs(t.words, 0, len(t))]
             ok = got == ex.drugs
             yield LexiconExample("drugs.yaml", entry, ex.text, ok, f"want {ex.drugs}, got {got}")
+    if drugs.opening is not None:
+        for ox in drugs.opening.examples:
+            got_names = opening_names(tokenize(ox.text), ox.language, lexicon)
+            wanted = {spelling_key(k): v for k, v in ox.names.items()}
+            yield LexiconExample(
+                "drugs.yaml",
+                "opening",
+                ox.text,
+                got_names == wanted,
+                f"want {wanted}, got {got_names}",
+            )
     groups = lexicon.group_file
     for g in (*groups.populations, *groups.conditions):
         for gx in g.examples:

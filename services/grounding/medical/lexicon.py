@@ -14,8 +14,9 @@ compared by :func:`spelling_key`, so the usual spelling variants need not be lis
 
 from __future__ import annotations
 
+import copy
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -73,9 +74,38 @@ class DrugEntry(_Strict):
     examples: list[DrugExample] = Field(default_factory=list)
 
 
+class OpeningExample(_Strict):
+    text: str = Field(min_length=1)
+    language: Literal["en", "nl", "vi"]
+    #: name (as written, lower case) → the drug it is read as
+    names: dict[str, str]
+
+
+class Opening(_Strict):
+    """A passage sentence that opens with a name and its strength names a drug for the event
+    ("Meclozine 12.5 mg tablets", "Dulcolax (bisacodyl) 5 mg", "Eperison hydroclorid 50 mg")."""
+
+    #: Salts written after the name or glued to its end (hydrochloride, bromide, maleat...).
+    salts: list[str] = Field(min_length=1)
+    #: Dose forms that may stand between the name and the strength (tablets, viên, sachet...).
+    forms: list[str] = Field(default_factory=list)
+    #: Units of a strength (mg, g, microgram, %...).
+    units: list[str] = Field(min_length=1)
+    #: Words of purpose after the name in a heading ("Topiramaat bij epilepsie", "Famciclovir
+    #: for cold sores", "Praziquantel điều trị sán máng"): the name is a drug without a strength.
+    purpose: list[str] = Field(default_factory=list)
+    #: Words that head a text as well but name no drug ("Treatment for…", "Behandeling bij…").
+    not_names: list[str] = Field(default_factory=list)
+    #: Languages whose headings of one word and a colon name a drug ("Sulfasalazin: …"):
+    #: where a word written without tone marks can only be a loan word (Vietnamese).
+    colon_languages: list[Literal["en", "nl", "vi"]] = Field(default_factory=list)
+    examples: list[OpeningExample] = Field(default_factory=list)
+
+
 class DrugFile(_Strict):
     stems: list[str]
     stem_examples: list[DrugExample] = Field(default_factory=list)
+    opening: Opening | None = None
     drugs: list[DrugEntry]
 
 
@@ -156,6 +186,9 @@ class LanguageCues(_Strict):
     #: A time of day that recurs, read as once a day ("every morning", "elke avond", "mỗi tối").
     daily: list[str] = Field(default_factory=list)
     polarity: dict[Polarity, list[str]]
+    #: Polarity phrases about stopping or going on with a drug: positive (a negated stop, "keep
+    #: taking") they are a safety claim even without a risk condition. Each is a polarity phrase.
+    keep_use: list[str] = Field(default_factory=list)
     modals: list[str]
     #: Modals written after the verb and its object (Vietnamese "dùng warfarin được").
     modals_after: list[str] = Field(default_factory=list)
@@ -175,6 +208,11 @@ class LanguageCues(_Strict):
     dose_change: list[str] = Field(default_factory=list)
     #: "The same goes for …": the safety claim before, now about the drugs named here.
     same_for: list[str] = Field(default_factory=list)
+    #: A day's amount split into doses: the words before the count ("in", "divided into",
+    #: "verdeeld over") and the dose nouns after it ("doses", "giften"): "20 mg/kg/day in three
+    #: divided doses" is taken three times a day.
+    split_before: list[str] = Field(default_factory=list)
+    split_after: list[str] = Field(default_factory=list)
     #: Words that make the population after them a comparison ("the same as an adult"), not
     #: the group the statement is about.
     comparison: list[str] = Field(default_factory=list)
@@ -203,6 +241,8 @@ class Cue:
     value: str = ""
     count: int = 0
     population: bool = False
+    #: a polarity phrase about stopping or going on with a drug (``keep_use``)
+    keeps: bool = False
 
 
 def _strip_marks(text: str) -> str:
@@ -248,6 +288,8 @@ class MedicalLexicon:
         self.source = where
         self.drug_file, self.group_file, self.cue_file = drugs, groups, cues
         self._single: dict[str, str] = {}
+        #: spelling key → drug, named by the event's own passages (see :meth:`with_names`)
+        self._local: Mapping[str, str] = {}
         #: word → INN or None, memoised per lexicon; cleared when it reaches _WORD_MEMO words.
         self._memo: dict[str, str | None] = {}
         self._multi: PhraseMatcher[str] = PhraseMatcher()
@@ -303,8 +345,13 @@ class MedicalLexicon:
         entries += [(p, Cue("ivl_before")) for p in cues.interval_before]
         entries += [(p, Cue("ivl_after")) for p in cues.interval_after]
         entries += [(p, Cue("freq", count=1, value="daily")) for p in cues.daily]
+        keeps = {phrase_tokens(p) for p in cues.keep_use}
+        listed = {phrase_tokens(p) for ps in cues.polarity.values() for p in ps}
+        if keeps - listed:
+            missing = sorted(" ".join(w) for w in keeps - listed)
+            raise LexiconError(f"{language}: keep_use phrases not in polarity: {missing}")
         for pol, phrases in cues.polarity.items():
-            entries += [(p, Cue("pol", pol)) for p in phrases]
+            entries += [(p, Cue("pol", pol, keeps=phrase_tokens(p) in keeps)) for p in phrases]
         entries += [(p, Cue("modal")) for p in cues.modals]
         entries += [(p, Cue("modal_after")) for p in cues.modals_after]
         entries += [(p, Cue("neg")) for p in cues.negators]
@@ -333,6 +380,24 @@ class MedicalLexicon:
         return matcher
 
     # -- drugs -----------------------------------------------------------------------------
+    def with_names(self, names: Mapping[str, str]) -> MedicalLexicon:
+        """This lexicon, also knowing ``names`` (spelling key → drug): the drugs an event's
+        passages name in their opening (:mod:`services.grounding.medical.names`). A shallow
+        view: the compiled tables and memos are shared, ``self`` is unchanged."""
+        if not names:
+            return self
+        view = copy.copy(self)
+        view._local = {**self._local, **names}
+        return view
+
+    @property
+    def local_names(self) -> Mapping[str, str]:
+        return self._local
+
+    def known_drug(self, word: str) -> str | None:
+        """The drug one word names by the lexicon alone (listed name, compound or stem)."""
+        return self._word_drug(word) if len(word) >= 3 and word[0].isalpha() else None
+
     def drug_at(self, words: list[str], i: int, limit: int) -> tuple[int, str] | None:
         """The drug named at token ``i``: ``(tokens, INN)``, or ``None``."""
         hit = self._multi.at(words, i, limit)
@@ -341,6 +406,10 @@ class MedicalLexicon:
         word = words[i]
         if len(word) < 3 or not word[0].isalpha():
             return None
+        if self._local:
+            local = self._local.get(spelling_key(word))
+            if local is not None:
+                return (1, local)
         memo = self._memo
         if word in memo:
             inn = memo[word]

@@ -36,8 +36,15 @@ from decimal import Decimal
 from typing import Final, Literal
 
 from services.grounding.lexicon import DOSE_CUES
-from services.grounding.medical.lexicon import Basis, Cue, MedicalLexicon, Polarity, Qualifier
-from services.grounding.quantities import NUMBER_WORDS, UNITS, Amount, format_decimal
+from services.grounding.medical.lexicon import (
+    Basis,
+    Cue,
+    LanguageCues,
+    MedicalLexicon,
+    Polarity,
+    Qualifier,
+)
+from services.grounding.quantities import NUMBER_WORDS, UNITS, Amount, format_decimal, parse_number
 from services.grounding.text import has_cue, units_of
 from services.grounding.tokens import NUM, SYM, WORD, Tokens, tokenize
 
@@ -340,6 +347,93 @@ _AGE_MARKS: Final = frozenset({"aged", "age", "van", "ages", "leeftijd"})
 _AGE_NOUNS: Final = frozenset({"aged", "age", "ages", "leeftijd"})
 
 
+#: Words after a bare number that make it no age: a weight ("kind van 12 kilo") or a ratio.
+_NOT_AGE_AFTER: Final = frozenset(
+    [
+        "/",
+        "%",
+        "kg",
+        "kilo",
+        "kilos",
+        "kilogram",
+        "kilograms",
+        "kilogam",
+        "cân",
+        "ký",
+        "kí",
+        "pond",
+        "pound",
+        "pounds",
+        "lb",
+        "lbs",
+    ]
+)
+
+
+#: "Together with" words: after a polarity phrase they name what the statement is about
+#: ("do not take it with milk", "niet samen met thee", "không uống cùng trà").
+_TOGETHER: Final = frozenset(
+    {"with", "together", "alongside", "samen", "met", "naast", "cùng", "với"}
+)
+
+
+def _with_object(words: list[str], lo: int, hi: int, cues: list[tuple[int, int, Cue]]) -> bool:
+    """Whether a polarity phrase of the sentence is followed by a "together with" word and the
+    thing named: the statement is about taking it with that, not about the risk of the
+    sentence before ("Sắt dùng được khi cho con bú. Không uống cùng trà hoặc sữa.")."""
+    first = min((e for s, e, c in cues if c.kind == "pol" and lo <= s < hi), default=None)
+    if first is None:
+        return False
+    return any(words[k] in _TOGETHER for k in range(first, min(hi - 1, first + 3)))
+
+
+_SPLIT_PHRASES: dict[int, tuple[frozenset[tuple[str, ...]], frozenset[tuple[str, ...]]]] = {}
+
+
+def _split_phrases(
+    cues: LanguageCues,
+) -> tuple[frozenset[tuple[str, ...]], frozenset[tuple[str, ...]]]:
+    """The split phrases of a language as word tuples, made once per cue set."""
+    got = _SPLIT_PHRASES.get(id(cues))
+    if got is None:
+        got = (
+            frozenset(tuple(p.split()) for p in cues.split_before),
+            frozenset(tuple(p.split()) for p in cues.split_after),
+        )
+        _SPLIT_PHRASES[id(cues)] = got
+    return got
+
+
+def _split_into(
+    readings: list[Reading], tokens: Tokens, lo: int, hi: int, cues: LanguageCues, lang: str
+) -> tuple[list[Reading], range]:
+    """A day's amount "in three divided doses", "verdeeld over 2 giften", "divided into 4
+    doses": the count is its frequency, set on the per-day readings that state none; also the
+    tokens of the count and its dose noun."""
+    if not cues.split_after or not any(r.basis == "day" and r.frequency is None for r in readings):
+        return readings, range(0)
+    words = tokens.words
+    before, after = _split_phrases(cues)
+    kinds = tokens.kinds
+    for i in range(lo + 1, hi - 1):
+        if kinds[i] != NUM and words[i] not in NUMBER_WORDS:
+            continue
+        count = parse_number(words[i], lang)
+        if count is None or count != int(count) or not 1 < count <= 12:
+            continue
+        if not any(tuple(words[i - len(b) : i]) == b for b in before if len(b) <= i - lo):
+            continue
+        noun = next((a for a in after if tuple(words[i + 1 : i + 1 + len(a)]) == a), None)
+        if noun is None:
+            continue
+        n = Span(count, count, "exact")
+        return [
+            replace(r, frequency=n) if r.basis == "day" and r.frequency is None else r
+            for r in readings
+        ], range(i, i + 1 + len(noun))
+    return readings, range(0)
+
+
 def _bare_age(tokens: Tokens, i: int, j: int, lo: int, hi: int, w: _AgeWords) -> bool:
     """A number without "years" that is an age all the same: a whole number (or range) right
     after an age mark ("children aged 2 to 6"), or from 2 to 120 after a comparator that
@@ -353,8 +447,8 @@ def _bare_age(tokens: Tokens, i: int, j: int, lo: int, hi: int, w: _AgeWords) ->
         return True  # "children aged 2 to 6", "ages 6-11": the mark says it is an age
     if j != i + 1 or value < 2:
         return False
-    if j < hi and (kinds[j] == NUM or words[j] in UNITS or words[j] in ("/", "%")):
-        return False
+    if j < hi and (kinds[j] == NUM or words[j] in UNITS or words[j] in _NOT_AGE_AFTER):
+        return False  # "uw kind van 12 kilo" is a weight
     if w.kin_age(words, i, lo):
         return True  # "uw dochter van 4"
     before = words[max(lo, i - 4) : i]
@@ -475,11 +569,23 @@ def flip(polarity: Polarity) -> Polarity:
     return _FLIP[polarity]
 
 
+#: Words that open an inserted list of examples between commas ("kan samen met een statine,
+#: zoals rosuvastatine of atorvastatine, worden gebruikt"): the commas around it end no clause.
+_EXAMPLES_OPEN: Final = frozenset({"zoals", "such", "like", "including", "như", "bijvoorbeeld"})
+
+
 def _clauses(tokens: Tokens, lo: int, hi: int) -> list[tuple[int, int]]:
     words, kinds = tokens.words, tokens.kinds
     out: list[tuple[int, int]] = []
     start = lo
+    inserted = False  # inside ", such as …," the next comma ends the insertion, not the clause
     for k in range(lo, hi):
+        if words[k] == "," and k + 1 < hi and words[k + 1] in _EXAMPLES_OPEN:
+            inserted = True
+            continue
+        if inserted and words[k] == ",":
+            inserted = False
+            continue
         if (kinds[k] == SYM and words[k] in _CLAUSE_BREAKS) or words[k] in _CONTRAST:
             if k > start:
                 out.append((start, k))
@@ -840,6 +946,11 @@ def read_sentence(
         for f in freqs:
             before = [a for a in amounts if a.t0 < f.t0]
             target = before[-1] if before else (amounts[0] if amounts else None)
+            after = [a for a in amounts if a.t0 > f.t0 and a.basis is None]
+            if before and before[-1].basis == "day" and after:
+                # "360 mg per dag, dus tweemaal daags 180 mg": a day's amount needs no
+                # frequency; the dose after it is the one taken so often
+                target = after[0]
             if target is not None and target.frequency is None:
                 target.frequency = f.span
                 f.attached = True
@@ -875,10 +986,13 @@ def read_sentence(
                     duration=duration[0] if duration is not None else None,
                 )
             )
+    if readings:
+        readings, split_at = _split_into(readings, tokens, lo, hi, lexicon.cues[lang], lang)
+        used.update(split_at)  # "verdeeld over twee keer": the count is the frequency
     # -- contraindication readings ----------------------------------------------------------
     if not readings:
         risk = cond_keys | (pop_frozen - {"adult"}) if stated_pop or cond_keys else cond_keys
-        if not (risk or stated or stated_pop):
+        if not (risk or stated or stated_pop or _with_object(words, lo, hi, cues)):
             risk = carry.risk  # it goes on about the risk of the sentence before
         interaction = len(stated) >= 2
         same = carry.polarity is not None and any(c.kind == "same" for _, _, c in cues)
@@ -889,7 +1003,10 @@ def read_sentence(
             if pol is None:
                 continue
             topic: frozenset[str] = frozenset()
-            if pol in POSITIVE and not (risk or interaction):
+            keeps = pol in POSITIVE and any(
+                c.keeps for s, _, c in cues if c.kind == "pol" and clause[0] <= s < clause[1]
+            )  # "no need to stop X", "keep taking X": a claim of its own
+            if pol in POSITIVE and not (risk or interaction or keeps):
                 topic = _topic_units(tokens, clause, cues, drugs, lang) if stated else topic
                 if not topic:
                     continue

@@ -10,7 +10,7 @@ counts: "một viên 75 mg" is a claim about 75 mg, not about a tablet the passa
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from decimal import Decimal
 from typing import Final
@@ -23,6 +23,7 @@ __all__ = [
     "FORM_UNITS",
     "counted_strengths",
     "counts_in_mg",
+    "named_strengths",
     "one_strength",
     "scale_counted",
     "strength_amounts",
@@ -62,6 +63,26 @@ def strength_amounts(t: Tokens, found: Sequence[Amount]) -> list[tuple[str, Deci
     if not out and len(mg) == 1 and len(found) == 1 and sum(k == 0 for k in t.kinds) <= 6:
         out.append(("tablet", mg[0].low, mg[0]))  # a title: drug and strength
     return out
+
+
+def named_strengths(
+    counted: Iterable[str | None],
+    found: Sequence[Amount],
+    is_name: Callable[[int], bool],
+) -> list[tuple[str, Decimal, Amount]]:
+    """A product and its strength in a sentence that counts one dose form ("Van Maxalt 10 mg
+    neemt u 1 tablet", "Fexofenadin 180 mg: người lớn … uống 1 viên"): the mg amount right
+    after a name (``is_name(token index)``) is that form's strength. ``counted``: the units of
+    the sentence's readings."""
+    forms = {u for u in counted if u is not None and u in _COUNT_UNITS}
+    if len(forms) != 1:
+        return []
+    form = next(iter(forms))
+    return [
+        (form, a.low, a)
+        for a in found
+        if a.unit == "mg" and len(a.parts) == 1 and a.t0 >= 1 and is_name(a.t0 - 1)
+    ]
 
 
 def counted_strengths(
