@@ -311,8 +311,9 @@ class TableStore(KeyedStore):
         self._prefix = f"{partition}|{spec.kind}|"
         self._bprefix = self._prefix.encode()
         self._buffer: dict[str, Any] = {}
-        #: What the last full sweep left: how many keys, and the oldest write among them
-        #: (``None``: no sweep since this store was opened); and the writes flushed since.
+        #: What the last full sweep left: how many keys, and the oldest write among them (the
+        #: sweep's own time when none is left; ``None``: no sweep since this store was opened);
+        #: and the writes flushed since.
         self._swept: tuple[int, float] | None = None
         self._written = 0
 
@@ -413,7 +414,8 @@ class TableStore(KeyedStore):
             evicted = len(extra)
         for key in doomed:
             self.backend.put(self.partition, key, None)
-        self._swept = (len(alive), min((s for s, _ in alive), default=math.inf))
+        # Every later write is stamped at this sweep's clock or after it.
+        self._swept = (len(alive), min((s for s, _ in alive), default=self.now))
         self._written = 0
         return expired, evicted
 

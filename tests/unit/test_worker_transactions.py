@@ -308,3 +308,12 @@ async def test_a_sweep_reads_the_state_only_when_something_can_be_due() -> None:
     # A store opened afresh (after a rebalance) reads at its first sweep.
     again = TableStore(spec, backend, 1)
     assert again.expire(now=113.0) == 0 and reads == [2, 3, 5, 4]
+    # A sweep that leaves nothing: keys written after it still expire in their time.
+    empty = TableStore(spec, backend, 2)
+    assert empty.expire(now=200.0) == 0 and reads[-1] == 0
+    empty.now = 210.0
+    empty["late"] = b"x"
+    empty.flush()
+    assert empty.expire(now=250.0) == 0 and reads[-1] == 0  # not due: not read
+    assert empty.expire(now=210.0 + 100.0 * (1 + 2 * EXPIRY_SLACK)) == 1
+    assert reads[-1] == 1 and list(empty) == []
