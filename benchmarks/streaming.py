@@ -204,13 +204,15 @@ class Worker:
         self.proc: subprocess.Popen[bytes] | None = None
         self.started = 0.0
 
+    def command(self) -> list[str]:
+        """The worker's command line: the console script, or under cProfile."""
+        if self.cprofile is None:
+            return [str(Path(sys.executable).with_name("vigil")), "worker"]
+        return [sys.executable, __file__, "--profiled-worker", str(self.cprofile), "--"]
+
     def start(self) -> None:
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        if self.cprofile is None:
-            cmd = [str(Path(sys.executable).with_name("vigil")), "worker"]
-        else:
-            cmd = [sys.executable, __file__, "--profiled-worker", str(self.cprofile), "--"]
-        cmd += ["--loglevel", "warning"]
+        cmd = [*self.command(), "--loglevel", "warning"]
         with open(self.log, "ab") as log:
             self.started = time.monotonic()
             self.proc = subprocess.Popen(

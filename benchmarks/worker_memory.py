@@ -30,7 +30,6 @@ import json
 import os
 import shutil
 import signal
-import subprocess
 import sys
 import sysconfig
 import tempfile
@@ -42,7 +41,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C
 from _kafka import Kafka, broker
-from _procs import loadavg, pinned, stop_process, tree_cpu_seconds, tree_rss_kib
+from _procs import loadavg, stop_process, tree_cpu_seconds, tree_rss_kib
 from streaming import App, Worker, _extra_env, _new_topic, events_per_mix, wait_ready
 
 KIB = 1024
@@ -107,20 +106,8 @@ class TracedWorker(Worker):
         super().__init__(app, "traced", cpu, app.base / "traced-data")
         self.folder = folder
 
-    def start(self) -> None:
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        cmd = [sys.executable, __file__, "--traced-worker", str(self.folder), "--"]
-        cmd += ["--loglevel", "warning"]
-        with open(self.log, "ab") as log:
-            self.started = time.monotonic()
-            self.proc = subprocess.Popen(
-                pinned(cmd, self.cpu),
-                env=self.app.env(self.data_dir, self.port),
-                cwd=C.REPO_ROOT,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
+    def command(self) -> list[str]:
+        return [sys.executable, __file__, "--traced-worker", str(self.folder), "--"]
 
 
 def run(kafka: Kafka, bootstrap: str, args: argparse.Namespace, base: Path) -> dict[str, Any]:
