@@ -252,23 +252,28 @@ class TableBackend:
         """The future of the last unacknowledged changelog write of a key, or ``None``."""
         return self.last_write.get(f"{partition}|{kind}|{key}".encode())
 
+    def _stored(self, partition: int, prefix: bytes) -> Iterator[tuple[bytes, Any]]:
+        """``(key, value)`` in the local store of ``partition`` for the keys starting with
+        ``prefix`` (unacknowledged writes not included), one at a time."""
+        store = self.store
+        if self._rocks():
+            for key, value in store._db_for_partition(partition).items(from_key=prefix):
+                if not key.startswith(prefix):
+                    break
+                yield bytes(key), value
+        else:
+            for key, value in list(store.data.items()):
+                if isinstance(key, bytes) and key.startswith(prefix) and value is not None:
+                    yield key, value
+
     def stamps(self, partition: int, prefix: bytes) -> list[tuple[float, bytes]]:
         """``(write time, key)`` of the keys of ``partition`` starting with ``prefix`` (writes
         not yet acknowledged included): only each value's 8-byte stamp is kept, so a sweep over
         many large values never holds them all."""
-        found: dict[bytes, float | None] = {}
         unpack = _STAMP.unpack_from
-        store = self.store
-        if self._rocks():
-            db = store._db_for_partition(partition)
-            for key, value in db.items(from_key=prefix):
-                if not key.startswith(prefix):
-                    break
-                found[bytes(key)] = unpack(value)[0]
-        else:
-            for key, value in list(store.data.items()):
-                if isinstance(key, bytes) and key.startswith(prefix) and value is not None:
-                    found[key] = unpack(value)[0]
+        found: dict[bytes, float | None] = {
+            key: unpack(value)[0] for key, value in self._stored(partition, prefix)
+        }
         for key, (part, value, _) in list(self._unacked.items()):
             if part == partition and key.startswith(prefix):
                 found[key] = None if value is None else unpack(value)[0]
@@ -280,18 +285,10 @@ class TableBackend:
         """``(key, value)`` of the keys of ``partition`` starting with ``prefix`` (writes not
         yet acknowledged included), in key order. ``keys_only``: every value is ``b""``, so
         a scan over many large values holds only their keys."""
-        found: dict[bytes, bytes | None] = {}
-        store = self.store
-        if self._rocks():
-            db = store._db_for_partition(partition)
-            for key, value in db.items(from_key=prefix):
-                if not key.startswith(prefix):
-                    break
-                found[bytes(key)] = b"" if keys_only else bytes(value)
-        else:
-            for key, value in list(store.data.items()):
-                if isinstance(key, bytes) and key.startswith(prefix) and value is not None:
-                    found[key] = b"" if keys_only else bytes(value)
+        found: dict[bytes, bytes | None] = {
+            key: b"" if keys_only else bytes(value)
+            for key, value in self._stored(partition, prefix)
+        }
         for key, (part, value, _) in list(self._unacked.items()):
             if part == partition and key.startswith(prefix):
                 found[key] = b"" if keys_only and value is not None else value
