@@ -2,21 +2,24 @@
 
 It supplies only I/O and the store around :class:`~services.dataflow.flow.Dataflow`:
 
-- **input**: the agent ``vigil.screen`` takes batches of ``chat.events``
-  (``stream.take_events(batch_size, within=batch_seconds)``) and hands them to
-  :class:`~services.streaming.runner.StreamRunner`; with a judge configured, sampled answers go
-  to the claim-check agent over ``vigil.checks`` so a slow judge never stalls screening;
+- **input**: the consumer hands each fetched batch of ``chat.events`` (at most
+  ``VIGIL_BATCH_SIZE`` records) straight to :class:`~services.streaming.runner.StreamRunner`
+  (a *route*, :mod:`services.streaming.batches`: no Faust stream per message in between); with a
+  judge configured, sampled answers go to the claim-check agent over ``vigil.checks`` so a slow
+  judge never stalls screening;
 - **state**: one Faust table, ``state``, on RocksDB by default (``VIGIL_STORE``), every kind
   under its partition (:mod:`services.streaming.state`); expired keys are deleted by a timer;
 - **output**: every channel of the dataflow is a topic (:func:`channel_topics`); records go to
   the producer a batch at a time.
 
-The review queue, the evaluation sets and the spike detector add their own agents, timers and
+The review queue, the evaluation sets and the spike detector add their own routes, timers and
 web routes on top (``services/streaming/features/``), each thin wiring over its pure core.
-Every agent runs with ``concurrency=1`` (faust-streaming #606); scale with partitions and worker
-processes. Topics with the input's partition count are co-partitioned, so a conversation's
-events, its state and its internal records all live on the same worker. The eval-set sampler
-and the spike detector are one per stream, on partition 0 (see ``docs/streaming.md``).
+Routes run one batch at a time, in the consumer's drain loop; the one agent (the claim checks
+with a judge) runs with ``concurrency=1`` (faust-streaming #606). Scale with partitions and
+worker processes. Topics with the input's partition count are co-partitioned, so a
+conversation's events, its state and its internal records all live on the same worker. The
+eval-set sampler and the spike detector are one per stream, on partition 0 (see
+``docs/streaming.md``).
 """
 
 from __future__ import annotations
@@ -43,6 +46,13 @@ from services.dataflow.records import Emit, encode
 from services.dataflow.state import check_ceilings
 from services.judge import Judge
 from services.settings import Settings
+from services.streaming.batches import (
+    BatchConsumer,
+    BatchRoutes,
+    Handler,
+    ReadOffsets,
+    fresh_records,
+)
 from services.streaming.features import feature_modules
 from services.streaming.runner import Record, StreamRunner
 from services.streaming.state import STATE_TABLE, FaustStates, TableBackend
@@ -82,6 +92,11 @@ class WorkerContext:
     consumed: dict[str, str] = field(default_factory=dict)
     #: Called after a rebalance or a recovery (caches must be dropped).
     on_reset: list[Callable[[], None]] = field(default_factory=list)
+
+    @property
+    def routes(self) -> BatchRoutes:
+        """The topics whose batches go straight to their handlers (:mod:`.batches`)."""
+        return self.app.vigil_routes  # type: ignore[attr-defined, no-any-return]
 
 
 def kafka_broker_url(settings: Settings) -> str:
@@ -130,69 +145,41 @@ def owned_partitions(app: Any, topic: str) -> set[int]:
     return {tp.partition for tp in actives if tp.topic == topic}
 
 
-class ReadOffsets:
-    """The last offset each agent took from each partition in the current consumer generation.
-
-    Faust's consumer lets through a message at the offset it delivered last (its drop test is
-    ``offset >= read offset``), so a message fetched again — seen after a worker took over
-    from a killed one, on the last message of a partition — would be processed twice; within
-    one generation an offset never needs to be processed again. A new generation (a rebalance,
-    which seeks to the committed offsets) starts afresh.
-    """
-
-    def __init__(self, registry: CollectorRegistry) -> None:
-        self.generation: int | None = None
-        self.last: dict[tuple[str, int], int] = {}
-        self.dropped = Counter(
-            "vigil_redelivered_records_total",
-            "Records delivered again in one consumer generation at an offset already taken "
-            "(dropped, not processed twice).",
-            registry=registry,
-        )
-
-    def fresh(self, generation: int | None, topic: str, partition: int, offset: int) -> bool:
-        if generation != self.generation:
-            self.generation, self.last = generation, {}
-        tp = (topic, partition)
-        if offset <= self.last.get(tp, -1):
-            self.dropped.inc()
-            return False
-        self.last[tp] = offset
-        return True
-
-
 def records_of(app: Any, events: Any) -> list[Record]:
-    """The records of a batch of Faust events, without those of an older generation (taken
-    before a rebalance: their partition may be another worker's now, which replays them) and
-    without offsets taken before in this generation (:class:`ReadOffsets`)."""
-    generation = getattr(app, "consumer_generation_id", None)
-    read: ReadOffsets | None = getattr(app, "vigil_read_offsets", None)
-    out = []
-    for ev in events:
-        msg = ev.message
-        if generation is not None and getattr(msg, "generation_id", generation) != generation:
-            continue
-        if read is not None and not read.fresh(generation, msg.topic, msg.partition, msg.offset):
-            continue
-        value = ev.value if isinstance(ev.value, bytes) else (msg.value or b"")
-        key = ev.key if isinstance(ev.key, bytes) else None
-        out.append(Record(value, key, msg.topic, msg.partition, msg.offset))
-    return out
+    """The records of a batch of Faust events (an agent's), filtered as a route's are
+    (:func:`~services.streaming.batches.fresh_records`)."""
+    return fresh_records(app, [ev.message for ev in events])
+
+
+def process_batch(app: Any) -> Any:
+    """How the worker runs one batch: ``handle(records)`` then ``ack()``; in exactly-once mode
+    in the batch's transactions (:mod:`services.streaming.transactions`)."""
+    transactions: Transactions | None = getattr(app, "vigil_transactions", None)
+    if transactions is not None:
+        return transactions.process
+
+    async def process(records: list[Record], handle: Handler, ack: Callable[[], None]) -> None:
+        if records:
+            await handle(records)
+        ack()
+
+    return process
 
 
 async def consume_batches(
     app: Any, stream: Any, settings: Settings, handle: Callable[[list[Record]], Awaitable[Any]]
 ) -> None:
-    """The loop of every agent: batches of ``stream.take_events`` (acknowledged when ``handle``
-    returns) as records, stale ones dropped; in exactly-once mode each batch in its
-    transactions (:mod:`services.streaming.transactions`)."""
-    transactions: Transactions | None = getattr(app, "vigil_transactions", None)
+    """The loop of an agent (a topic that is not a route: the claim checks with a judge):
+    batches of ``stream.take_events``, each run by :func:`process_batch` and acknowledged
+    when ``handle`` returns, stale records dropped."""
+    process = process_batch(app)
     async for events in stream.take_events(settings.batch_size, within=settings.batch_seconds):
-        records = records_of(app, events)
-        if transactions is not None:
-            await transactions.process(stream, events, records, handle)
-        elif records:
-            await handle(records)
+
+        def ack(events: list[Any] = events) -> None:
+            for event in events:
+                event.ack()
+
+        await process(records_of(app, events), handle, ack)
 
 
 class FaustSender:
@@ -353,11 +340,17 @@ def create_app(settings: Settings, registry: CollectorRegistry | None = None) ->
         help="Every stage's keyed state, under <partition>|<kind>|<key>.",
     )
     _bound_rocksdb(state_table, settings)
+    # The busy topics go from the consumer to their handlers a batch at a time (batches.py);
+    # in exactly-once mode Transactions installs its subclass of the same consumer.
+    app.transport.Consumer = BatchConsumer  # type: ignore[misc]
     # Every kind of state once: each value must fit in one record of the state's changelog.
     check_ceilings(flow.specs.values(), app.conf.producer_max_request_size)
     backend = TableBackend(state_table)
     if settings.processing_guarantee == "exactly_once":
         app.vigil_transactions = Transactions(app, backend)  # type: ignore[attr-defined]
+    app.vigil_routes = BatchRoutes(  # type: ignore[attr-defined]
+        app, settings.batch_size, process_batch(app)
+    )
     states = FaustStates(backend, flow.specs)
     channels = channel_topics(settings)
     chat_events = app.topic(settings.input_topic, key_type=bytes, value_type=bytes)
@@ -369,9 +362,7 @@ def create_app(settings: Settings, registry: CollectorRegistry | None = None) ->
     ctx.topics.update(input=chat_events, checks=checks_topic)
     ctx.consumed[settings.input_topic] = "input"
 
-    @app.agent(chat_events, name="vigil.screen", concurrency=1)
-    async def screen_events(stream: faust.StreamT[bytes]) -> None:
-        await consume_batches(app, stream, settings, runner.screen)
+    ctx.routes.add(chat_events, runner.screen)
 
     if jconf is not None:
         ctx.consumed[settings.checks_topic] = "checks"
@@ -463,7 +454,6 @@ def create_app(settings: Settings, registry: CollectorRegistry | None = None) ->
     app.vigil_flow = flow  # type: ignore[attr-defined]
     app.vigil_pipeline = flow.pipeline  # type: ignore[attr-defined]
     app.vigil_runner = runner  # type: ignore[attr-defined]
-    app.vigil_agent = screen_events  # type: ignore[attr-defined]
     app.vigil_context = ctx  # type: ignore[attr-defined]
     app.vigil_state = state_table  # type: ignore[attr-defined]
     app.vigil_started = time.time()  # type: ignore[attr-defined]

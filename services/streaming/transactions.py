@@ -43,9 +43,10 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from faust.transport.consumer import TransactionManager
-from faust.transport.drivers.aiokafka import Consumer
 from faust.types import TP
 from faust.types.transports import TPorTopicSet
+
+from services.streaming.batches import BatchConsumer
 
 if TYPE_CHECKING:
     from services.streaming.runner import Record
@@ -97,8 +98,9 @@ class ScopedTransactionManager(TransactionManager):
         )
 
 
-class ScopedConsumer(Consumer):
-    """Faust's aiokafka consumer whose commits wait for the batch scope in progress."""
+class ScopedConsumer(BatchConsumer):
+    """The worker's consumer (:class:`~services.streaming.batches.BatchConsumer`) whose commits
+    wait for the batch scope in progress."""
 
     async def commit(
         self, topics: TPorTopicSet | None = None, start_new_transaction: bool = True
@@ -138,13 +140,12 @@ class Transactions:
 
     async def process(
         self,
-        stream: Any,
-        events: Sequence[Any],
         records: Sequence[Record],
         handle: Callable[[list[Record]], Awaitable[Any]],
+        ack: Callable[[], None],
     ) -> None:
         """Handle ``records`` part by part in their partitions' transactions, then acknowledge
-        ``events``, all in one scope."""
+        the batch (``ack``), all in one scope."""
         parts: dict[tuple[str, int], list[Record]] = defaultdict(list)
         for record in records:
             parts[(record.topic, record.partition)].append(record)
@@ -156,5 +157,4 @@ class Transactions:
                     await self.backend.drain()
                 finally:
                     CURRENT.reset(token)
-            for event in events:
-                await stream.ack(event)
+            ack()

@@ -136,17 +136,35 @@ async def test_deferred_checks_go_through_the_checks_channel(tmp_path: Path) -> 
     assert dead.reason == "processing_error" and dead.source == "vigil.checks/0/1"
 
 
-def test_the_faust_app_builds_with_its_agents_and_pages(tmp_path: Path) -> None:
+def test_the_faust_app_builds_with_its_routes_agents_and_pages(tmp_path: Path) -> None:
     from services.streaming.app import create_app
+    from services.streaming.batches import BatchConsumer
 
-    app = create_app(
-        Settings(rules_dir=PACK, data_dir=tmp_path, web_port=6199, store="memory://"),
-        CollectorRegistry(),
-    )
+    settings = Settings(rules_dir=PACK, data_dir=tmp_path, web_port=6199, store="memory://")
+    app = create_app(settings, CollectorRegistry())
+    routed = set(app.vigil_routes.handlers)
+    assert {settings.input_topic, "vigil.alerts.counts"} <= routed
+    assert any(name.endswith("evalset-samples") for name in routed)
+    assert {t.get_topic_name() for t in app.topics} >= routed  # the consumer subscribes to them
+    assert issubclass(app.transport.Consumer, BatchConsumer)
     agents = {a.name for a in app.agents.values()}
-    assert {"vigil.screen", "vigil.evalset.sampler", "vigil.alerting.detect"} <= agents
     assert "vigil.check" not in agents  # no judge: the check runs inline
     assert app.vigil_state.name == "state"
+
+
+def test_a_judge_keeps_the_claim_checks_on_an_agent_of_their_own(tmp_path: Path) -> None:
+    from services.streaming.app import create_app
+
+    settings = Settings(
+        rules_dir=PACK,
+        data_dir=tmp_path,
+        web_port=6199,
+        store="memory://",
+        judge_url="http://127.0.0.1:9/judge",
+    )
+    app = create_app(settings, CollectorRegistry())
+    assert "vigil.check" in {a.name for a in app.agents.values()}
+    assert settings.checks_topic not in app.vigil_routes.handlers
 
 
 def test_the_rocksdb_table_keeps_index_and_filter_blocks_in_its_block_cache(

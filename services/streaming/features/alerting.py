@@ -47,8 +47,6 @@ from services.settings import Settings
 from services.streaming.runner import Record, StreamRunner
 
 if TYPE_CHECKING:
-    import faust
-
     from services.streaming.app import WorkerContext
 
 __all__ = ["AlertingFeature", "register", "topics"]
@@ -194,8 +192,6 @@ def register(ctx: WorkerContext) -> None:
     cfg = AlertingSettings()
     if not cfg.enabled or ctx.flow.counter is None:
         return
-    from services.streaming.app import consume_batches
-
     app = ctx.app
     n = ctx.settings.topic_partitions
     counts_topic = app.topic(
@@ -212,16 +208,13 @@ def register(ctx: WorkerContext) -> None:
 
     ctx.on_reset.append(after_reset)
 
-    async def detect_spikes(stream: faust.StreamT[bytes]) -> None:
-        await consume_batches(app, stream, ctx.settings, feature.detect)
-
     async def spike_timer() -> None:
         await feature.on_tick()
 
     async def alertmanager_push() -> None:
         await feature.pusher.run()
 
-    app.agent(counts_topic, name="vigil.alerting.detect", concurrency=1)(detect_spikes)
+    ctx.routes.add(counts_topic, feature.detect)
     app.timer(cfg.tick, name="vigil.alerting.tick")(spike_timer)
     if feature.pusher.config is not None:
         app.task(alertmanager_push)

@@ -64,7 +64,7 @@ def register(ctx: WorkerContext) -> None:
     es = EvalsetSettings()
     if not es.enabled:
         return
-    from services.streaming.app import consume_batches, serving
+    from services.streaming.app import serving
 
     app, runner = ctx.app, ctx.runner
     n = ctx.settings.topic_partitions
@@ -102,18 +102,9 @@ def register(ctx: WorkerContext) -> None:
     for event in ("closed", "retired"):
         periods.labels(event)
 
-    async def evalset_sampler(stream: faust.StreamT[bytes]) -> None:
-        await consume_batches(app, stream, ctx.settings, runner.samples)
-
-    async def evalset_decisions(stream: faust.StreamT[bytes]) -> None:
-        await consume_batches(app, stream, ctx.settings, runner.decisions)
-
-    async def evalset_labels(stream: faust.StreamT[bytes]) -> None:
-        await consume_batches(app, stream, ctx.settings, runner.labels)
-
-    app.agent(samples, name="vigil.evalset.sampler", concurrency=1)(evalset_sampler)
-    app.agent(decisions, name="vigil.evalset.decisions", concurrency=1)(evalset_decisions)
-    app.agent(labels_topic, name="vigil.evalset.labels", concurrency=1)(evalset_labels)
+    ctx.routes.add(samples, runner.samples)
+    ctx.routes.add(decisions, runner.decisions)
+    ctx.routes.add(labels_topic, runner.labels)
 
     async def evalset_tick() -> None:
         if not serving(app):
