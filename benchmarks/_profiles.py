@@ -87,7 +87,7 @@ STAGES: tuple[tuple[str, str], ...] = (
     (_STATE, r"\(faust/stores/"),
     (_PRODUCE, r"^(StreamRunner\.deliver|FaustSender\.\w+) \("),
     (_PRODUCE, r"^encode \(services/dataflow/records"),
-    (_RUNNER, r"^(StreamRunner\.\w+|consume_batches|records_of) \("),
+    (_RUNNER, r"^(StreamRunner\.\w+|consume_batches|records_of|fresh_records) \("),
 )
 #: (library, frame pattern) for samples outside Vigil's agents, in three tiers: the innermost
 #: cross-cutting cost (logging, metrics); else the outermost of aiokafka's producer or consumer
@@ -104,6 +104,7 @@ CLIENTS: tuple[tuple[str, str], ...] = (
 LIBRARIES: tuple[tuple[str, str], ...] = (
     ("Vigil's state table callbacks (acks, persisted offsets)", r"^TableBackend\.\w+ \("),
     ("aiokafka connections, protocol", r"\(aiokafka/"),
+    ("Faust streams, agents, transport", r"^(BatchConsumer|BatchRoutes|ReadOffsets)\.\w+ \("),
     ("Faust tables and RocksDB store", r"\(faust/(tables|stores)/"),
     ("Faust streams, agents, transport", r"\(faust/"),
     ("mode (services, timers, supervisors)", r"\(mode/"),

@@ -223,6 +223,8 @@ def markdown(result: dict[str, Any]) -> str:
         k = (scale.get("produce") or {}).get("events")
         for x, name in (
             (r.get("bare_1"), "bare aiokafka + json.loads #1"),
+            (r.get("faust_agent"), "Faust agent (`take_events`) + json.loads"),
+            (r.get("faust_route"), "Faust batch route (`BatchConsumer`) + json.loads"),
             (r.get("one_worker"), "one `vigil worker`"),
             (r.get("bare_2"), "bare aiokafka + json.loads #2"),
             (scale.get("one_worker"), f"scale-out topic ({_f(k)} events): one worker"),

@@ -5,7 +5,9 @@ For each mix (``examples``: the example log cycled with unique ids, ~100-byte me
 1 KiB events, answers with retrieval passages) the benchmark produces N events to a fresh topic
 of the local broker, then measures on that topic, back to back:
 
-1. a bare aiokafka consumer that ``json.loads`` every message (the ceiling);
+1. a bare aiokafka consumer that ``json.loads`` every message (the ceiling), then two Faust apps
+   that do only that (``_faust_floor.py``: an agent over ``take_events``, and the worker's
+   batch route), Faust's own cost per message (``--no-faust-floor`` skips them);
 2. one ``vigil worker`` as a user runs it (the console script, settings through ``VIGIL_*``,
    RocksDB store, its own data dir and app id) until its consumer group has committed the end
    offsets of the input **and** of every other topic the worker consumes (the evaluation-set
@@ -62,6 +64,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C
+from _faust_floor import MODES as FLOOR_MODES
+from _faust_floor import floor
 from _kafka import Kafka, bare_consume, broker, lag_by_topic, produce
 from _procs import (
     free_port,
@@ -637,6 +641,18 @@ def scan_runs(
     return out
 
 
+def faust_floor(
+    bootstrap: str, topic: str, total: int, mode: str, cpu: int | None
+) -> dict[str, Any]:
+    """A Faust app that only decodes the topic (:mod:`_faust_floor`), with its rates."""
+    load0 = loadavg()
+    out = floor(bootstrap, topic, total, mode, cpu)
+    out.update(rates(out["events"], out["wall_s"], out["cpu_s"]))
+    out["loadavg"] = [load0, loadavg()]
+    out["cpu"] = cpu
+    return out
+
+
 def bare(
     bootstrap: str, topic: str, partitions: int, total: int, cpu: int | None
 ) -> dict[str, Any]:
@@ -718,6 +734,10 @@ def bench_mix(
     try:
         print(f"[{mix}] bare consumer #1 …", flush=True)
         out["bare_1"] = bare(bootstrap, topic, args.partitions, total, args.cpu)
+        if args.faust_floor:
+            for mode in FLOOR_MODES:
+                print(f"[{mix}] Faust {mode} that only decodes …", flush=True)
+                out[f"faust_{mode}"] = faust_floor(bootstrap, topic, total, mode, args.cpu)
         app = new_app(topic)
         print(f"[{mix}] one worker (app {app.app_id}) …", flush=True)
         one = run_workers(kafka, app, [args.cpu], total, args, label="one")
@@ -822,6 +842,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--profile-events", type=int, default=20_000)
     ap.add_argument("--profile-dir", default=tempfile.gettempdir(), help="where .prof files go")
     ap.add_argument("--no-scan", dest="scan", action="store_false")
+    ap.add_argument(
+        "--no-faust-floor",
+        dest="faust_floor",
+        action="store_false",
+        help="skip the Faust apps that only decode (an agent, a batch route)",
+    )
     ap.add_argument(
         "--scan-only", action="store_true", help="only the `vigil scan` part (no broker, no worker)"
     )
