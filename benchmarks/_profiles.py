@@ -72,7 +72,8 @@ _RUNNER = "runner: batch loop, input parsing"
 #: stores is the stage's).
 STAGES: tuple[tuple[str, str], ...] = (
     ("decode: JSON and validation", r"^Dataflow\._decode \("),
-    ("screening: rule engine and findings", r"^Pipeline\.screen \("),
+    ("screening: rule engine and findings", r"^(Pipeline\.screen|Screener\.__call__) \("),
+    ("question context: drugs and population of user turns", r"^QuestionContexts\.\w+ \("),
     ("screening: conversation memory (parse, write)", r"^Dataflow\._screen \("),
     ("sampling decision", r"^Pipeline\.decide \("),
     ("claim check", r"^Pipeline\.check \("),
