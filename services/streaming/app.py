@@ -54,6 +54,7 @@ from services.streaming.batches import (
     fresh_records,
 )
 from services.streaming.features import feature_modules
+from services.streaming.produce import OutBatch, batch_producer
 from services.streaming.runner import Record, StreamRunner
 from services.streaming.state import STATE_TABLE, FaustStates, TableBackend
 from services.streaming.transactions import Transactions
@@ -183,10 +184,12 @@ async def consume_batches(
 
 
 class FaustSender:
-    """``send(emit)`` for the runner: the emit's channel topic, through the producer Faust hands
-    out (:meth:`faust.App.maybe_start_producer`): with ``exactly_once`` the transaction manager,
-    which puts the record in the transaction of the batch being processed, none outside a batch
-    (:mod:`services.streaming.transactions`); ``app.producer`` would bypass it."""
+    """``send(emit)`` for the runner: the emit's channel topic, at least once in batches per
+    topic partition (:mod:`services.streaming.produce`, sent by :meth:`flush`), with
+    ``exactly_once`` one by one through the producer Faust hands out
+    (:meth:`faust.App.maybe_start_producer`: the transaction manager, which puts the record in
+    the transaction of the batch being processed, none outside a batch;
+    :mod:`services.streaming.transactions`); ``app.producer`` would bypass it."""
 
     def __init__(self, app: faust.App, channels: dict[str, str], registry: CollectorRegistry):
         self.app = app
@@ -204,6 +207,8 @@ class FaustSender:
             registry=registry,
         )
         self._children: dict[str, Any] = {}
+        #: The records handed since the last :meth:`flush`, at least once.
+        self._out: OutBatch | None = None
 
     def _count(self, channel: str) -> Any:
         child = self._children.get(channel)
@@ -214,12 +219,26 @@ class FaustSender:
 
     async def __call__(self, emit: Emit) -> asyncio.Future[Any]:
         topic = self.channels[emit.channel]
-        producer = await self.app.maybe_start_producer()
-        fut = await producer.send(topic, emit.key, encode(emit.value), emit.partition, None, None)
+        value = encode(emit.value)
+        if self._out is None:
+            batched = await batch_producer(self.app)
+            self._out = OutBatch(batched) if batched is not None else None
+        future: asyncio.Future[Any]
+        if self._out is not None:
+            future = (await self._out.add(topic, emit.partition, emit.key, value)).future
+        else:
+            producer = await self.app.maybe_start_producer()
+            fut = await producer.send(topic, emit.key, value, emit.partition, None, None)
+            future = asyncio.ensure_future(fut)
         self._count(emit.channel).inc()
-        future: asyncio.Future[Any] = asyncio.ensure_future(fut)
         future.add_done_callback(partial(self._done, emit.channel))
         return future
+
+    async def flush(self) -> None:
+        """Send the batches of the records handed since the last flush."""
+        out, self._out = self._out, None
+        if out is not None:
+            await out.flush()
 
     def _done(self, channel: str, fut: asyncio.Future[Any]) -> None:
         if fut.cancelled() or fut.exception() is None:

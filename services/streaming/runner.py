@@ -354,10 +354,14 @@ class StreamRunner:
         return mine.handed.result()
 
     async def _hand(self, entry: _Queued) -> None:
-        """The state's changelog records, then the rest of ``entry``'s emits, to ``send``."""
+        """The state's changelog records, then the rest of ``entry``'s emits, to ``send``
+        (then its ``flush``, when it batches what it is handed)."""
         await self.states.drain()
         while len(entry.futures) < len(entry.emits):
             entry.futures.append(await self.send(entry.emits[len(entry.futures)]))
+        flush = getattr(self.send, "flush", None)
+        if flush is not None:
+            await flush()
 
     def flush_stores_of(self, _: Effects | None) -> None:
         """Follow-ups write state outside a batch: flush every store that was touched."""

@@ -29,6 +29,7 @@ from functools import partial
 from typing import Any
 
 from services.dataflow.state import KeyedStore, StateSpec
+from services.streaming.produce import OutBatch, batch_producer
 from services.streaming.transactions import current_transaction
 
 __all__ = ["STATE_TABLE", "FaustStates", "TableBackend", "TableStore"]
@@ -164,25 +165,39 @@ class TableBackend:
         async with self._lock:
             app = self.table.app
             producer = await app.maybe_start_producer()
+            # At least once, a batch per partition (produce.py); in a transaction, one by one.
+            batched = await batch_producer(app) if transaction is None else None
+            out = OutBatch(batched) if batched is not None else None
             topic = self.table.changelog_topic.get_topic_name()
-            while batch := self._outboxes.pop(transaction, None):
-                for partition, key, value, done in batch:
-                    try:
-                        fut = await producer.send(topic, key, value, partition, None, None)
-                    except Exception as exc:
-                        self._settle(partition, key, value, done)
-                        self._failed(done, exc, key)
-                        continue
-                    fut.add_done_callback(
-                        partial(self._sent, (partition, key, value, done), transaction)
-                    )
+            try:
+                while batch := self._outboxes.pop(transaction, None):
+                    for partition, key, value, done in batch:
+                        try:
+                            if out is not None:
+                                slot = await out.add(topic, partition, key, value)
+                                fut, index = slot.future, slot.index
+                            else:
+                                fut = await producer.send(topic, key, value, partition, None, None)
+                                index = 0
+                        except Exception as exc:
+                            self._settle(partition, key, value, done)
+                            self._failed(done, exc, key)
+                            continue
+                        fut.add_done_callback(
+                            partial(self._sent, (partition, key, value, done), transaction, index)
+                        )
+            finally:
+                if out is not None:  # even when cancelled: what was appended goes out
+                    await asyncio.shield(out.flush())
 
     def _sent(
         self,
         record: tuple[int, bytes, bytes | None, asyncio.Future[Any]],
         transaction: str | None,
+        index: int,
         fut: asyncio.Future[Any],
     ) -> None:
+        """``fut``: the record's delivery, or its batch's (``index``: its place in the batch)."""
         partition, key, value, done = record
         failed = fut.cancelled() or fut.exception() is not None
         if transaction is not None and not failed:
@@ -207,8 +222,8 @@ class TableBackend:
             return
         meta = fut.result()
         tp = meta.topic_partition
-        if meta.offset > self._acked.get(tp, -1):
-            self._acked[tp] = meta.offset
+        if meta.offset + index > self._acked.get(tp, -1):
+            self._acked[tp] = meta.offset + index
         if not self._persist_scheduled:
             self._persist_scheduled = True
             asyncio.get_running_loop().call_soon(self._persist)
