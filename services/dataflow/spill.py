@@ -21,7 +21,7 @@ from typing import Any
 
 from services.dataflow.state import KeyedStore, StateSpec
 
-__all__ = ["SpillFile", "SqliteStore"]
+__all__ = ["KeyFilter", "SpillFile", "SqliteStore"]
 
 #: Buffered writes per store before they go to SQLite in one transaction.
 FLUSH_EVERY = 2048
@@ -81,6 +81,33 @@ class SpillFile:
 _MISSING: Any = object()
 
 
+class KeyFilter:
+    """A Bloom filter over the keys a store has written, so that reading a key never written
+    (every new event id, conversation, case …) answers without a query: in a scan most reads
+    are of new keys, and each query costs more than the rest of the read. Eight bits per key
+    of the kind's bound, two probes: at the bound ~5 % of absent keys still query, and the
+    filter of the largest kind (a million event ids) holds 1 MiB. Per process (``hash`` is
+    salted), never stored."""
+
+    __slots__ = ("_bits", "_mask")
+
+    def __init__(self, capacity: int) -> None:
+        size = 1 << max(16, (8 * capacity - 1).bit_length())
+        self._mask = size - 1
+        self._bits = bytearray(size >> 3)
+
+    def add(self, key: str) -> None:
+        h = hash(key)
+        a, b = h & self._mask, (h >> 32) & self._mask
+        self._bits[a >> 3] |= 1 << (a & 7)
+        self._bits[b >> 3] |= 1 << (b & 7)
+
+    def may_hold(self, key: str) -> bool:
+        h = hash(key)
+        a, b = h & self._mask, (h >> 32) & self._mask
+        return bool(self._bits[a >> 3] & (1 << (a & 7)) and self._bits[b >> 3] & (1 << (b & 7)))
+
+
 class SqliteStore(KeyedStore):
     """One kind of state in a table of a :class:`SpillFile`; writes buffered, then batched."""
 
@@ -95,6 +122,10 @@ class SqliteStore(KeyedStore):
         self._db.execute(f"CREATE INDEX IF NOT EXISTS {self._table}_t ON {self._table} (t)")
         #: key -> (value, written at) or None (deleted), not yet in the table.
         self._buffer: dict[str, tuple[bytes, float] | None] = {}
+        #: The keys written into a run's private database (``None`` for a durable one, as the
+        #: queue of ``vigil review serve``: it holds rows from before, and other processes may
+        #: write it; every read queries).
+        self._written: KeyFilter | None = None if spill.keep else KeyFilter(spec.max_entries)
 
     # ------------------------------------------------------------------ mapping
 
@@ -102,6 +133,8 @@ class SqliteStore(KeyedStore):
         hit = self._buffer.get(key, _MISSING)
         if hit is not _MISSING:
             return default if hit is None else hit[0]
+        if self._written is not None and not self._written.may_hold(key):
+            return default
         row = self._db.execute(f"SELECT v FROM {self._table} WHERE k = ?", (key,)).fetchone()
         return default if row is None else bytes(row[0])
 
@@ -114,6 +147,8 @@ class SqliteStore(KeyedStore):
     def __setitem__(self, key: str, value: bytes) -> None:
         self._check(key, value)
         self._buffer[key] = (bytes(value), self.now)
+        if self._written is not None:
+            self._written.add(key)
         if len(self._buffer) >= FLUSH_EVERY:
             self.flush()
 

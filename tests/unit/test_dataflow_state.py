@@ -127,3 +127,39 @@ def test_sqlite_store_lists_keys_sorted_by_their_values(tmp_path: Path) -> None:
         assert got == sorted(s, key=lambda k: (*rank(s[k]), k))
         assert len(got) == 1500 and got[0] == "k01497"  # priority 6, the smallest age
         assert list(s.keys_sorted_by(rank)) == got  # the temporary table is dropped and redone
+
+
+def _counting_selects(spill: SpillFile) -> list[str]:
+    seen: list[str] = []
+    spill.db.set_trace_callback(
+        lambda sql: seen.append(sql) if sql.startswith("SELECT v") else None
+    )
+    return seen
+
+
+def test_a_scan_store_reads_a_key_never_written_without_a_query(tmp_path: Path) -> None:
+    spec = StateSpec(kind="ids", max_entries=4 * FLUSH_EVERY, max_value_bytes=64)
+    with SpillFile(tmp_path) as spill:
+        s = spill.store(spec)
+        for i in range(2 * FLUSH_EVERY):
+            s[f"seen-{i}"] = b"v"
+        s.flush()
+        selects = _counting_selects(spill)
+        assert all(s.get(f"seen-{i}") == b"v" for i in range(2 * FLUSH_EVERY))
+        assert len(selects) == 2 * FLUSH_EVERY  # every written key is read from the table
+        selects.clear()
+        assert all(s.get(f"new-{i}") is None for i in range(2 * FLUSH_EVERY))
+        assert len(selects) < FLUSH_EVERY // 10  # the filter's false positives only
+        del s["seen-1"]
+        s.flush()
+        assert s.get("seen-1") is None  # deleted keys stay in the filter, and the query answers
+
+
+def test_a_durable_store_reads_what_another_connection_wrote(tmp_path: Path) -> None:
+    path = tmp_path / "queue.sqlite"
+    with SpillFile.durable(path) as first, SpillFile.durable(path) as second:
+        reader, writer = first.store(SPEC), second.store(SPEC)
+        assert reader.get("k") is None
+        writer["k"] = b"from the other process"
+        writer.flush()
+        assert reader.get("k") == b"from the other process"
