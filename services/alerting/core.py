@@ -24,6 +24,7 @@ import uuid
 from collections.abc import Iterable, Iterator, MutableMapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any, get_args
 
 from prometheus_client import CollectorRegistry, Counter, Gauge
@@ -176,10 +177,17 @@ class AlertingMetrics:
 # --------------------------------------------------------------------------------- keys
 
 
+#: Fields are built per screened message from labels of small fixed sets (categories, tenant
+#: labels, directions, roles): remembered, not encoded each time.
+_FIELDS = 4096
+
+
+@lru_cache(maxsize=_FIELDS)
 def series_field(category: str, tenant: str, direction: str) -> str:
     return json.dumps([category, tenant, direction], separators=(",", ":"))
 
 
+@lru_cache(maxsize=_FIELDS)
 def messages_field(tenant: str, role: str) -> str:
     return json.dumps([tenant, role], separators=(",", ":"))
 
