@@ -18,7 +18,9 @@ Offsets are code points into the original text; :attr:`Sentence.text` is the cle
 
 from __future__ import annotations
 
+import itertools
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final
 
@@ -121,14 +123,15 @@ class _LineSplitter:
                 return end
             end = marker.end
 
-    def boundaries(self, start: int, limit: int) -> list[int]:
+    def boundaries(self, start: int, limit: int) -> Iterator[int]:
+        """The cuts of ``text[start:limit]`` (one line), in order, found as they are asked for:
+        a reader of the first sentences does not scan the rest of a long line."""
         text = self.text
-        cuts: list[int] = []
         pos = start
         while True:
             m = _TERMINATOR.search(text, pos, limit)
             if m is None:
-                return cuts
+                return
             t_start, t_end = m.start(), m.end()
             pos = t_end
             cut = self._skip_markers(t_end, limit)
@@ -144,7 +147,7 @@ class _LineSplitter:
                     continue
                 if text[nxt].islower():
                     continue
-            cuts.append(cut)
+            yield cut
             pos = cut
 
 
@@ -161,8 +164,12 @@ def _clean(text: str, start: int, end: int, markers: list[Marker]) -> str:
     return joined
 
 
-def split_sentences(text: str, language: str | None = None) -> list[Sentence]:
-    """Split an answer into sentences (see the module docstring).
+def split_sentences(
+    text: str, language: str | None = None, at_most: int | None = None
+) -> list[Sentence]:
+    """Split an answer into sentences (see the module docstring); with ``at_most``, only the
+    first ``at_most`` of them, exactly as the whole split gives them (the text after them is
+    scanned only as far as the start of the next sentence, which no marker line can change).
 
     >>> [s.text for s in split_sentences("Take 2.5 mg, e.g. at 8 a.m. daily [doc:a]. Then rest.")]
     ['Take 2.5 mg, e.g. at 8 a.m. daily.', 'Then rest.']
@@ -178,12 +185,15 @@ def split_sentences(text: str, language: str | None = None) -> list[Sentence]:
             line_end = len(text)
         bullet = _BULLET.match(text[line_start:line_end])
         seg_start = line_start + bullet.end() if bullet else line_start
-        cuts = [*splitter.boundaries(seg_start, line_end), line_end]
-        for cut in cuts:
+        for cut in itertools.chain(splitter.boundaries(seg_start, line_end), (line_end,)):
             _add(sentences, text, seg_start, cut, markers, bullet=bullet is not None)
             seg_start = cut
+            if at_most is not None and len(sentences) > at_most:
+                # only a line of markers changes a sentence once it is added, and only the
+                # last one: with one sentence more, the first ``at_most`` are final
+                return sentences[:at_most]
         line_start = line_end + 1
-    return sentences
+    return sentences if at_most is None else sentences[:at_most]
 
 
 def _add(

@@ -763,6 +763,43 @@ def _per_day(cue: Cue) -> Decimal:
     return Decimal(1) / Decimal(7) if cue.value == "week" else Decimal(1)
 
 
+def _cues_and_drugs(
+    tokens: Tokens, lo: int, hi: int, found: Sequence[Amount], lang: str, lexicon: MedicalLexicon
+) -> tuple[list[tuple[int, int, Cue]], list[tuple[int, int, str]]]:
+    """The cue phrases (with "more than" after a negation read as a maximum, and conditions
+    written as the head of a compound) and the drug names of the sentence ``tokens[lo:hi]``."""
+    words = tokens.words
+    inside = {t for a in found if len(a.parts) > 1 for t in range(a.t0, a.t1)}
+    cues = [
+        c
+        for c in lexicon.matcher(lang).find(words, lo, hi)
+        if not (c[2].kind == "qual" and c[0] in inside)  # "200 tot 400 mg": a range, no "tot"
+    ]
+    cues = _negated_more(cues)
+    drugs = list(lexicon.find_drugs(words, lo, hi))
+    if lexicon.compounds(lang):
+        compounds = lexicon.compound_conditions(words, lo, hi, lang, (*cues, *drugs))
+        if compounds:
+            cues = sorted((*cues, *compounds), key=lambda c: c[0])
+    return cues, drugs
+
+
+def _without_normal(
+    cues: list[tuple[int, int, Cue]], words: list[str], normal_words: Sequence[str]
+) -> list[tuple[int, int, Cue]]:
+    """``cues`` without the conditions a "normal" word stands next to, nor that word ("kidneys
+    work normally": no impairment, and "normally" no usual dose here)."""
+    normal = _normal_at(cues, words, normal_words)
+    if not normal:
+        return cues
+    return [
+        c
+        for c in cues
+        if not (c[2].kind == "cond" and any(abs(n - c[0]) <= 4 for n in normal))
+        and c[0] not in normal
+    ]
+
+
 def read_sentence(
     tokens: Tokens,
     lo: int,
@@ -776,18 +813,7 @@ def read_sentence(
     """The readings of the sentence ``tokens[lo:hi]`` (``found``: its amounts)."""
     lang = language if language in _AGE_READERS else "en"
     words, kinds = tokens.words, tokens.kinds
-    inside = {t for a in found if len(a.parts) > 1 for t in range(a.t0, a.t1)}
-    cues = [
-        c
-        for c in lexicon.matcher(lang).find(words, lo, hi)
-        if not (c[2].kind == "qual" and c[0] in inside)  # "200 tot 400 mg": a range, no "tot"
-    ]
-    cues = _negated_more(cues)
-    drugs = list(lexicon.find_drugs(words, lo, hi))
-    if lexicon.compounds(lang):
-        compounds = lexicon.compound_conditions(words, lo, hi, lang, (*cues, *drugs))
-        if compounds:
-            cues = sorted((*cues, *compounds), key=lambda c: c[0])
+    cues, drugs = _cues_and_drugs(tokens, lo, hi, found, lang, lexicon)
     people = any(c.kind == "pop" for _, _, c in cues)
     ages = _AGE_READERS[lang](tokens, lo, hi, people)
     used: set[int] = set()
@@ -800,14 +826,7 @@ def read_sentence(
         if cue.kind in ("basis", "qual", "ivl_after", "ivl_before"):
             cue_tokens.update(range(s, e))
     # -- populations and conditions -------------------------------------------------------
-    normal = _normal_at(cues, words, lexicon.cues[lang].normal_words)
-    if normal:  # "kidneys work normally": no impairment (and "normally" no usual dose here)
-        cues = [
-            c
-            for c in cues
-            if not (c[2].kind == "cond" and any(abs(n - c[0]) <= 4 for n in normal))
-            and c[0] not in normal
-        ]
+    cues = _without_normal(cues, words, lexicon.cues[lang].normal_words)
     compared = {s for s, _, c in cues if c.kind == "pop" and _compared(cues, s, words)}
     populations = {c.value for s, _, c in cues if c.kind == "pop" and s not in compared}
     conditions = {c.value for _, _, c in cues if c.kind == "cond"}
