@@ -20,8 +20,8 @@ them for the caller, which raises the critical findings.
 
 from __future__ import annotations
 
+import bisect
 import itertools
-import re
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import replace
@@ -53,7 +53,7 @@ from services.grounding.medical.reading import Carry, Reading, Span, read_senten
 from services.grounding.medical.strength import FORM_UNITS, counts_in_mg
 from services.grounding.prepared import PassageCache
 from services.grounding.quantities import UNITS, amounts, parse_number
-from services.grounding.sentences import split_sentences
+from services.grounding.sentences import Sentence, split_sentences
 from services.grounding.text import detect_language
 from services.grounding.tokens import NUM, Tokens, tokenize
 
@@ -231,7 +231,10 @@ def body_weight(text: str, language: str | None = None) -> Decimal | None:
     low = head.lower()
     if not any(w in low for w in _WEIGHT_HINTS):
         return None  # most answers: no tokens needed
-    t = tokenize(head)
+    return _weight_in(tokenize(head), language)
+
+
+def _weight_in(t: Tokens, language: str | None) -> Decimal | None:
     words, kinds = t.words, t.kinds
     for i in range(len(t) - 1):
         if kinds[i] != NUM or words[i + 1] not in _WEIGHT_UNITS:
@@ -245,10 +248,10 @@ def body_weight(text: str, language: str | None = None) -> Decimal | None:
 def _question_age(text: str) -> Decimal | None:
     """The first whole number from 1 to 119 with a person word among the three tokens before
     it and no unit after it ("my mum is 82"), else ``None``."""
-    text = unicodedata.normalize("NFC", text)
-    if _DIGIT.search(text) is None:
-        return None  # no number token (every digit is in one): no tokens needed
-    t = tokenize(text, normalized=True)
+    return _age_in(tokenize(text))
+
+
+def _age_in(t: Tokens) -> Decimal | None:
     words = t.words
     n = len(words)
     for i in itertools.compress(range(n), map(_IS_NUM, t.kinds)):
@@ -262,7 +265,6 @@ def _question_age(text: str) -> Decimal | None:
     return None
 
 
-_DIGIT: Final = re.compile(r"\d")
 _IS_NUM: Final = NUM.__eq__
 
 
@@ -287,8 +289,15 @@ def medical_context(
     carry = Carry()
     clearance: Decimal | None = None
     sentences = split_sentences(text[:QUESTION_CHARS], lang, QUESTION_SENTENCES)
-    read_to = sentences[-1].end if sentences else 0
-    for got_carry in _question_carries([tokenize(s.text) for s in sentences], lang, lex):
+    read = text[: sentences[-1].end if sentences else 0]
+    whole = tokenize(read)  # for the age and the weight, and most sentences' tokens
+    # offsets into ``read`` itself (already NFC), each character lower-cased to one
+    shared = whole.text == read and len(read.lower()) == len(read)
+    tokens: list[Tokens] = []
+    for sentence in sentences:
+        within = _tokens_within(whole, sentence) if shared else None
+        tokens.append(within if within is not None else tokenize(sentence.text))
+    for got_carry in _question_carries(tokens, lang, lex):
         drugs |= got_carry.drugs
         got = got_carry.clearance
         if clearance is None and got is not None and got.kind == "exact" and got.low == got.high:
@@ -298,11 +307,12 @@ def medical_context(
             age = got_carry.age or age
         carry = got_carry
     if age is None:
-        years = _question_age(text[:read_to])
+        years = _age_in(whole)
         if years is not None:
             age = (years, years)
             populations.add("elderly" if years >= 65 else "adult" if years >= 18 else "child")
-    weight = body_weight(text[:read_to], lang)
+    low = read.lower()
+    weight = _weight_in(whole, lang) if any(w in low for w in _WEIGHT_HINTS) else None
     return MedicalContext(
         weight_kg=float(weight) if weight is not None else None,
         clearance_ml_min=float(clearance) if clearance is not None else None,
@@ -310,6 +320,32 @@ def medical_context(
         populations=sorted(populations)[:16],
         age_min_years=float(age[0]) if age and age[0] is not None else None,
         age_max_years=float(age[1]) if age and age[1] is not None else None,
+    )
+
+
+def _tokens_within(whole: Tokens, sentence: Sentence) -> Tokens | None:
+    """The tokens of ``sentence`` taken from ``whole``, the tokens of the text it was split
+    from (NFC, each character lower-cased to one), when they are what
+    ``tokenize(sentence.text)`` gives, else ``None``: the sentence is the text's own characters
+    (no citation marker or spacing taken out), NFC, with white space (or the text's ends) on
+    both sides, where no token can run across and lower-casing looks no further."""
+    text, start, end = whole.text, sentence.start, sentence.end
+    if (
+        text[start:end] != sentence.text
+        or (start > 0 and not text[start - 1].isspace())
+        or (end < len(text) and not text[end].isspace())
+        or not unicodedata.is_normalized("NFC", sentence.text)
+    ):
+        return None
+    lo = bisect.bisect_left(whole.starts, start)
+    hi = bisect.bisect_left(whole.starts, end)
+    shift = start.__rsub__
+    return Tokens(
+        sentence.text,
+        whole.words[lo:hi],
+        whole.kinds[lo:hi],
+        list(map(shift, whole.starts[lo:hi])),
+        list(map(shift, whole.ends[lo:hi])),
     )
 
 
@@ -328,10 +364,15 @@ def _question_carries(
         quick = sentence_context(t, lang, lex, carry)
         if quick is not None:
             carry = quick
-            if safety_free(t, lang, lex):
-                exact, since = quick, k + 1
         else:
-            for u in sentences[since:k]:  # their safety claims, for this sentence's reading
+            # The exact carry before this sentence: after the last one since ``since`` that
+            # can make no safety claim (its quick carry is exact), else from ``since`` on.
+            start = since
+            for j in range(k - 1, since - 1, -1):
+                if safety_free(sentences[j], lang, lex):
+                    exact, start = carries[j], j + 1
+                    break
+            for u in sentences[start:k]:  # their safety claims, for this sentence's reading
                 exact = read_sentence(u, 0, len(u), amounts(u, lang), lang, lex, exact).carry
             carry = exact = read_sentence(t, 0, len(t), amounts(t, lang), lang, lex, exact).carry
             since = k + 1

@@ -39,6 +39,8 @@ _DOC_SPLIT = re.compile(r"(?i)\s*[,;]?\s*doc:\s*")
 _NUMS = re.compile(r"\d{1,3}(?:[ \t]{0,8}[-–][ \t]{0,8}\d{1,3})?")
 _BULLET = re.compile(r"^[ \t]{0,16}(?:[-*•·‣◦▪–—]|\d{1,3}[.)]|[A-Za-z]\))[ \t]+")
 _TERMINATOR = re.compile(r"[.!?;…]+")
+#: A character for which ``str.isalnum()`` holds (``\w`` is those and ``_``).
+_ALNUM = re.compile(r"[^\W_]")
 _CLOSERS: Final = "\"'”’)]»"
 _OPENERS: Final = "\"'“‘([«"
 _MAX_RANGE: Final = 32
@@ -114,6 +116,8 @@ class _LineSplitter:
         while pos < limit and text[pos] in _CLOSERS:
             pos += 1
         end = pos
+        if not self.by_start:
+            return end
         while True:
             probe = end
             while probe < limit and text[probe] in " \t":
@@ -143,9 +147,9 @@ class _LineSplitter:
             if nxt >= limit:
                 continue  # the line ends here anyway
             if "." in m.group() and not any(c in m.group() for c in "!?;"):
-                if m.group() == "." and _is_abbreviation(text, t_start, self.abbreviations):
-                    continue
                 if text[nxt].islower():
+                    continue
+                if m.group() == "." and _is_abbreviation(text, t_start, self.abbreviations):
                     continue
             yield cut
             pos = cut
@@ -207,7 +211,7 @@ def _add(
         return
     inside = [m for m in markers if start <= m.start and m.end <= end]
     cleaned = _clean(text, start, end, inside)
-    if not any(ch.isalnum() for ch in cleaned):
+    if _ALNUM.search(cleaned) is None:
         if inside and out:  # a line of markers only: they cite the sentence before
             last = out[-1]
             out[-1] = Sentence(
