@@ -20,9 +20,7 @@ them for the caller, which raises the critical findings.
 
 from __future__ import annotations
 
-import bisect
 import itertools
-import unicodedata
 from collections.abc import Mapping
 from dataclasses import replace
 from decimal import Decimal
@@ -53,9 +51,9 @@ from services.grounding.medical.reading import Carry, Reading, Span, read_senten
 from services.grounding.medical.strength import FORM_UNITS, counts_in_mg
 from services.grounding.prepared import PassageCache
 from services.grounding.quantities import UNITS, amounts, parse_number
-from services.grounding.sentences import Sentence, split_sentences
+from services.grounding.sentences import split_sentences
 from services.grounding.text import detect_language
-from services.grounding.tokens import NUM, Tokens, tokenize
+from services.grounding.tokens import NUM, TextTokens, Tokens, tokenize
 
 __all__ = [
     "GroundingConfig",
@@ -290,13 +288,9 @@ def medical_context(
     clearance: Decimal | None = None
     sentences = split_sentences(text[:QUESTION_CHARS], lang, QUESTION_SENTENCES)
     read = text[: sentences[-1].end if sentences else 0]
-    whole = tokenize(read)  # for the age and the weight, and most sentences' tokens
-    # offsets into ``read`` itself (already NFC), each character lower-cased to one
-    shared = whole.text == read and len(read.lower()) == len(read)
-    tokens: list[Tokens] = []
-    for sentence in sentences:
-        within = _tokens_within(whole, sentence) if shared else None
-        tokens.append(within if within is not None else tokenize(sentence.text))
+    scanned = TextTokens(read)  # for the age and the weight, and most sentences' tokens
+    whole = scanned.whole
+    tokens = [scanned.sentence(s.text, s.start, s.end) for s in sentences]
     for got_carry in _question_carries(tokens, lang, lex):
         drugs |= got_carry.drugs
         got = got_carry.clearance
@@ -320,32 +314,6 @@ def medical_context(
         populations=sorted(populations)[:16],
         age_min_years=float(age[0]) if age and age[0] is not None else None,
         age_max_years=float(age[1]) if age and age[1] is not None else None,
-    )
-
-
-def _tokens_within(whole: Tokens, sentence: Sentence) -> Tokens | None:
-    """The tokens of ``sentence`` taken from ``whole``, the tokens of the text it was split
-    from (NFC, each character lower-cased to one), when they are what
-    ``tokenize(sentence.text)`` gives, else ``None``: the sentence is the text's own characters
-    (no citation marker or spacing taken out), NFC, with white space (or the text's ends) on
-    both sides, where no token can run across and lower-casing looks no further."""
-    text, start, end = whole.text, sentence.start, sentence.end
-    if (
-        text[start:end] != sentence.text
-        or (start > 0 and not text[start - 1].isspace())
-        or (end < len(text) and not text[end].isspace())
-        or not unicodedata.is_normalized("NFC", sentence.text)
-    ):
-        return None
-    lo = bisect.bisect_left(whole.starts, start)
-    hi = bisect.bisect_left(whole.starts, end)
-    shift = start.__rsub__
-    return Tokens(
-        sentence.text,
-        whole.words[lo:hi],
-        whole.kinds[lo:hi],
-        list(map(shift, whole.starts[lo:hi])),
-        list(map(shift, whole.ends[lo:hi])),
     )
 
 

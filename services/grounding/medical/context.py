@@ -25,6 +25,7 @@ from services.grounding.medical.lexicon import Cue, MedicalLexicon
 from services.grounding.medical.reading import (
     _AGE_READERS,
     _MEASURED,
+    _POLARITY_KINDS,
     Carry,
     _clearances,
     _cues_and_drugs,
@@ -50,12 +51,8 @@ def _measured(cue: Cue) -> bool:
     return cue.kind == "cond" and cue.value in _MEASURED
 
 
-#: Cue kinds a clause's polarity comes from (votes, a negated condition, "the same goes for").
-_SAFETY_KINDS: Final = frozenset({"pol", "use", "change", "modal", "modal_after", "cond", "same"})
-
-
 def _safety(cue: Cue) -> bool:
-    return cue.kind in _SAFETY_KINDS
+    return cue.kind in _POLARITY_KINDS
 
 
 @lru_cache(maxsize=16)
