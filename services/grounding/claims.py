@@ -73,7 +73,7 @@ from services.grounding.medical.strength import (
 from services.grounding.quantities import UNITS, Amount, Quantity, amounts, flatten
 from services.grounding.sentences import Marker, split_sentences
 from services.grounding.text import claim_units, has_cue, opening_cue, phrase_key, units_of
-from services.grounding.tokens import NUM, TextTokens, Tokens, tokenize
+from services.grounding.tokens import NUM, Tokens, tokenize
 
 __all__ = [
     "AtomicClaim",
@@ -427,9 +427,8 @@ def atomic_claims(
     carry = context if context is not None else Carry()
     after_dose = False  # a dose claim came before
     strengths: dict[str, Decimal] = {}  # the strength per dose form the answer has stated
-    scanned = TextTokens(text)  # most sentences' tokens are a slice of the answer's
     for sentence in split_sentences(text, language):
-        t = scanned.sentence(sentence.text, sentence.start, sentence.end)
+        t = tokenize(sentence.text)
         found_amounts = amounts(t, language)
         found = tuple(flatten(found_amounts))
         key = phrase_key(t)

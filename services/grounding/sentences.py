@@ -38,7 +38,10 @@ _MARKER = re.compile(
 _DOC_SPLIT = re.compile(r"(?i)\s*[,;]?\s*doc:\s*")
 _NUMS = re.compile(r"\d{1,3}(?:[ \t]{0,8}[-–][ \t]{0,8}\d{1,3})?")
 _BULLET = re.compile(r"^[ \t]{0,16}(?:[-*•·‣◦▪–—]|\d{1,3}[.)]|[A-Za-z]\))[ \t]+")
-_TERMINATOR = re.compile(r"[.!?;…]+")
+#: A run of terminators that can end a sentence: white space, a closer, a marker's ``[`` or
+#: the end of the line after it (any other run, "2.5", "a.m.x", never cuts: the walk would
+#: pass it by; the search passes it by in C).
+_TERMINATOR = re.compile(r"[.!?;…]+(?=[\s\"'”’)\]»\[]|$)")
 #: A character for which ``str.isalnum()`` holds (``\w`` is those and ``_``).
 _ALNUM = re.compile(r"[^\W_]")
 _CLOSERS: Final = "\"'”’)]»"
@@ -146,10 +149,11 @@ class _LineSplitter:
                 nxt += 1
             if nxt >= limit:
                 continue  # the line ends here anyway
-            if "." in m.group() and not any(c in m.group() for c in "!?;"):
+            run = m.group()
+            if "." in run and not ("!" in run or "?" in run or ";" in run):
                 if text[nxt].islower():
                     continue
-                if m.group() == "." and _is_abbreviation(text, t_start, self.abbreviations):
+                if run == "." and _is_abbreviation(text, t_start, self.abbreviations):
                     continue
             yield cut
             pos = cut
