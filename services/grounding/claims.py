@@ -38,7 +38,7 @@ Dose wins over contraindication ("do not take more than 4 g a day" is a dose sta
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from functools import lru_cache
@@ -147,7 +147,17 @@ def claim_kind(
     drug_names: frozenset[str] = frozenset(),
 ) -> ClaimKind:
     """``dose``, ``contraindication`` or ``other`` (see the module docstring)."""
-    key = phrase_key(text)
+    return _claim_kind(phrase_key(text), text, language, found, drug_names)
+
+
+def _claim_kind(
+    key: str,
+    text: str | Tokens,
+    language: str | None,
+    found: Iterable[Quantity],
+    drug_names: frozenset[str],
+) -> ClaimKind:
+    """:func:`claim_kind` with the sentence's :func:`phrase_key` already made."""
     if any(_is_dose_amount(q) for q in found) and (
         has_cue(key, cues_for(DOSE_CUES, language)) or _names_drug(text, drug_names)
     ):
@@ -185,37 +195,53 @@ def skip_reason(
 ) -> SkipReason | None:
     """Why a sentence is not a claim, or ``None`` when it is one (see the module docstring)."""
     found = tuple(found)
+
+    def units() -> frozenset[str]:
+        if tokens is not None:
+            return units_of(tokens, language, passage=False)
+        return claim_units(text, language)
+
+    key = phrase_key(tokens if tokens is not None else text)
+    return _skip_reason(text, language, found, key, units)
+
+
+def _skip_reason(
+    text: str,
+    language: str | None,
+    found: tuple[Quantity, ...],
+    key: str,
+    units: Callable[[], frozenset[str]],
+) -> SkipReason | None:
+    """:func:`skip_reason` with the sentence's :func:`phrase_key` made and its content units
+    to be had from ``units`` (the caller's, when it keeps them for the claim)."""
     with_unit = any(q.has_unit for q in found)
     stripped = text.rstrip()
     if stripped.endswith(":") and not with_unit:
         return "heading"
     if stripped.endswith("?"):
         return "question"
-    key = phrase_key(tokens if tokens is not None else text)
-    if has_cue(key, cues_for(CONTRA_CUES, language)):
-        return None
-    if with_unit:
-        framed = _frame(key, language, with_unit=True)
-        return framed if framed == "abstention" else None
-    opening = opening_cue(key, _courtesy_openings(language))
-    if opening is not None and len(claim_units(key[len(opening) :], language)) <= _COURTESY_WORDS:
-        return "pleasantry"
-    if has_cue(key, cues_for(ABSTENTION_CUES, language)):
-        return "abstention"
-    if has_cue(key, cues_for(REFERRAL_CUES, language)):
-        return "referral"
-    frame = _frame(key, language, with_unit=any(q.has_unit for q in found))
-    if frame is not None:
-        return frame
+    if not has_cue(key, _skip_gate(language)):
+        if with_unit:  # no phrase any test below needs (most sentences): one search
+            return None
+    else:
+        if has_cue(key, cues_for(CONTRA_CUES, language)):
+            return None
+        if with_unit:
+            framed = _frame(key, language, with_unit=True)
+            return framed if framed == "abstention" else None
+        opening = opening_cue(key, _courtesy_openings(language))
+        rest = key[len(opening) :] if opening is not None else ""
+        if opening is not None and len(claim_units(rest, language)) <= _COURTESY_WORDS:
+            return "pleasantry"
+        if has_cue(key, cues_for(ABSTENTION_CUES, language)):
+            return "abstention"
+        if has_cue(key, cues_for(REFERRAL_CUES, language)):
+            return "referral"
+        frame = _frame(key, language, with_unit=with_unit)
+        if frame is not None:
+            return frame
     words = set(key.split())
-    if not found and (
-        (words and words <= ACKNOWLEDGEMENTS)
-        or not (
-            units_of(tokens, language, passage=False)
-            if tokens is not None
-            else claim_units(text, language)
-        )
-    ):
+    if not found and ((words and words <= ACKNOWLEDGEMENTS) or not units()):
         return "no_content"
     return None
 
@@ -231,6 +257,8 @@ def _frame(key: str, language: str | None, *, with_unit: bool) -> SkipReason | N
         else list(NONCLAIM_FRAMES.values())
     )
     for f in frames:
+        if not has_cue(key, _FRAME_GATES[id(f)]):
+            continue  # none of the phrases each branch below needs: most sentences
         if has_cue(key, f.contrast):
             continue
         who = has_cue(key, f.speakers) or has_cue(key, f.sources)
@@ -249,6 +277,43 @@ def _frame(key: str, language: str | None, *, with_unit: bool) -> SkipReason | N
         if not with_unit and has_cue(key, f.alone) and has_cue(key, f.alone_negators):
             return "referral"  # "don't change the dose on your own": ask the prescriber
     return None
+
+
+def _frame_gate(f: NonclaimFrames) -> tuple[str, ...]:
+    """Every phrase one of which each branch of :func:`_frame` needs (a restatement opening
+    is in the key too): a key with none of them is no frame, known by one search."""
+    return (
+        *f.contrast,
+        *f.speakers,
+        *f.sources,
+        *f.hedges,
+        *f.contact_verbs,
+        *f.urgency,
+        *f.courtesy,
+        *f.restatements,
+        *f.alone,
+    )
+
+
+#: ``id(frames)`` → their gate; the frames of ``NONCLAIM_FRAMES`` live as long as the module.
+_FRAME_GATES: Final = {id(f): _frame_gate(f) for f in NONCLAIM_FRAMES.values()}
+
+
+@lru_cache(maxsize=8)
+def _skip_gate(language: str | None) -> tuple[str, ...]:
+    """Every phrase some test of :func:`_skip_reason` after the question mark needs (a
+    contraindication cue, a courtesy opening, an abstention or referral phrase, a frame's
+    gate): a key with none of them is not skipped for a phrase."""
+    frames = (
+        [NONCLAIM_FRAMES[language]] if language in NONCLAIM_FRAMES else NONCLAIM_FRAMES.values()
+    )
+    return (
+        *cues_for(CONTRA_CUES, language),
+        *_courtesy_openings(language),
+        *cues_for(ABSTENTION_CUES, language),
+        *cues_for(REFERRAL_CUES, language),
+        *(p for f in frames for p in _FRAME_GATES[id(f)]),
+    )
 
 
 @lru_cache(maxsize=8)
@@ -366,7 +431,15 @@ def atomic_claims(
         t = tokenize(sentence.text)
         found_amounts = amounts(t, language)
         found = tuple(flatten(found_amounts))
-        reason = skip_reason(sentence.text, language, found, t)
+        key = phrase_key(t)
+        kept: list[frozenset[str]] = []  # the content units, made once for both uses
+
+        def content(t: Tokens = t, kept: list[frozenset[str]] = kept) -> frozenset[str]:
+            if not kept:
+                kept.append(units_of(t, language, passage=False))
+            return kept[0]
+
+        reason = _skip_reason(sentence.text, language, found, key, content)
         if reason == "heading":
             context_kind = _lead_in_kind(sentence.text, language)
             read = read_sentence(t, 0, len(t), found_amounts, language, lex, carry)
@@ -376,7 +449,7 @@ def atomic_claims(
             context_kind = None
         if reason is not None:
             continue
-        units = units_of(t, language, passage=False)
+        units = content()
         read = read_sentence(t, 0, len(t), found_amounts, language, lex, carry, units)
         carry = read.carry
         readings = _counts_as_stated(read.readings, t, found_amounts, language, lex, strengths)
@@ -385,7 +458,7 @@ def atomic_claims(
                 "dose" if any(r.kind == "dose" for r in readings) else "contraindication"
             )
         else:  # no reading, or only an open one (its kind follows from what the passages say)
-            kind = claim_kind(t, language, found, drug_names)
+            kind = _claim_kind(key, t, language, found, drug_names)
             inherits = context_kind == "contraindication" or any(_is_dose_amount(q) for q in found)
             if kind == "other" and sentence.bullet and context_kind is not None and inherits:
                 kind = context_kind

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import cached_property
 
 from schemas.events import Passage
 from services.grounding.medical.compare import Comparison, PassageReading, compare, worst
@@ -70,31 +71,49 @@ class Evidence:
         self.by_doc: dict[str, list[int]] = {}
         for i, p in enumerate(self.passages):
             self.by_doc.setdefault(p.doc_id, []).append(i)
-        # Quantities of each document (all its chunks together), for citation checks.
-        self.doc_keys = {
-            d: frozenset().union(*(self.passages[i].keys for i in idx))
-            for d, idx in self.by_doc.items()
-        }
-        self.doc_numbers = {
-            d: frozenset().union(*(self.passages[i].numbers for i in idx))
-            for d, idx in self.by_doc.items()
-        }
-        self.readings = [
-            PassageReading(p.doc_id, i, sentence, reading)
-            for i, p in enumerate(self.passages)
-            for sentence, reading in p.readings
-        ]
-        self._position = {id(r): k for k, r in enumerate(self.readings)}
-        # Readings by drug (those naming none under ""), so a claim meets only its drug's.
-        self._by_drug: dict[str, list[PassageReading]] = {}
-        for r in self.readings:
-            for drug in r.reading.drugs or ("",):
-                self._by_drug.setdefault(drug, []).append(r)
         # [n] markers count passages by rank when every passage has one, else by list order.
         if passages and all(p.rank is not None for p in passages):
             self.order = sorted(range(len(passages)), key=lambda i: (passages[i].rank, i))
         else:
             self.order = list(range(len(passages)))
+
+    # What only some answers need (citations, medical readings) is made on first use.
+
+    @cached_property
+    def doc_keys(self) -> dict[str, frozenset[str]]:
+        """Quantities of each document (all its chunks together), for citation checks."""
+        return {
+            d: frozenset().union(*(self.passages[i].keys for i in idx))
+            for d, idx in self.by_doc.items()
+        }
+
+    @cached_property
+    def doc_numbers(self) -> dict[str, frozenset[Decimal]]:
+        return {
+            d: frozenset().union(*(self.passages[i].numbers for i in idx))
+            for d, idx in self.by_doc.items()
+        }
+
+    @cached_property
+    def readings(self) -> list[PassageReading]:
+        return [
+            PassageReading(p.doc_id, i, sentence, reading)
+            for i, p in enumerate(self.passages)
+            for sentence, reading in p.readings
+        ]
+
+    @cached_property
+    def _position(self) -> dict[int, int]:
+        return {id(r): k for k, r in enumerate(self.readings)}
+
+    @cached_property
+    def _by_drug(self) -> dict[str, list[PassageReading]]:
+        """Readings by drug (those naming none under ""), so a claim meets only its drug's."""
+        by_drug: dict[str, list[PassageReading]] = {}
+        for r in self.readings:
+            for drug in r.reading.drugs or ("",):
+                by_drug.setdefault(drug, []).append(r)
+        return by_drug
 
     def nth(self, n: int) -> PassageEvidence | None:
         """The passage a ``[n]`` marker means (1-based), or ``None`` when out of range."""

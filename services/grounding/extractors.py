@@ -175,6 +175,11 @@ class ExtractorSet:
                 if ex.id in seen:
                     raise ExtractorError(f"duplicate extractor id {ex.id!r}")
                 seen.add(ex.id)
+        #: Every extractor with its pack and compiled patterns, read once (a model's private
+        #: attribute is a slow lookup, per answer and extractor).
+        self._runs = [
+            (pack, ex, list(ex._compiled)) for pack in self.packs for ex in pack.extractors
+        ]
 
     @property
     def ids(self) -> list[str]:
@@ -186,10 +191,9 @@ class ExtractorSet:
         """Every claim the applicable extractors find, in text order, without duplicates."""
         text = unicodedata.normalize("NFC", text)
         hits: list[_Hit] = []
-        for pack in self.packs:
-            for ex in pack.extractors:
-                if ex.applies(language):
-                    hits.extend(_run(pack, ex, text, language, registry))
+        for pack, ex, compiled in self._runs:
+            if ex.applies(language):
+                hits.extend(_run(pack, ex, compiled, text, language, registry))
         hits.sort(key=lambda h: h.start)
         unique: dict[Claim, None] = {}
         for hit in hits:
@@ -204,11 +208,12 @@ def _group(match: Any, regex: Any, name: str) -> str:
 def _run(
     pack: ExtractorPack,
     ex: Extractor,
+    compiled: list[Any],
     text: str,
     language: str | None,
     registry: FactRegistry | None,
 ) -> Iterator[_Hit]:
-    for regex in ex._compiled:
+    for regex in compiled:
         for m in regex.finditer(text):
             entity = " ".join(_group(m, regex, "entity").lower().split())
             if not entity or entity in pack.not_entities:

@@ -20,6 +20,7 @@ them for the caller, which raises the critical findings.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 from dataclasses import replace
 from decimal import Decimal
@@ -44,6 +45,7 @@ from services.grounding.evidence import Evidence, Verdict, ground, ground_medica
 from services.grounding.extractors import ExtractorSet
 from services.grounding.facts import FactRegistry
 from services.grounding.medical.compare import Comparison, PassageReading
+from services.grounding.medical.context import safety_free, sentence_context
 from services.grounding.medical.lexicon import MedicalLexicon, load_lexicon
 from services.grounding.medical.reading import Carry, Reading, Span, read_sentence
 from services.grounding.medical.strength import FORM_UNITS, counts_in_mg
@@ -51,7 +53,7 @@ from services.grounding.prepared import PassageCache
 from services.grounding.quantities import UNITS, amounts, parse_number
 from services.grounding.sentences import split_sentences
 from services.grounding.text import detect_language
-from services.grounding.tokens import NUM, tokenize
+from services.grounding.tokens import NUM, TextTokens, Tokens, tokenize
 
 __all__ = [
     "GroundingConfig",
@@ -171,6 +173,8 @@ _PERSONS: Final = frozenset(
 _PERSON_HEADS: Final = ("zoon", "dochter", "moeder", "vader", "kind", "broer", "zus", "ouder")
 #: Dutch diminutive endings ("zoontje", "dochtertje", "kleinzoontje", "meisje" is listed).
 _DIMINUTIVES: Final = ("etje", "tje", "pje", "je")
+#: A word that ends in none of these is a person word only when it is listed.
+_PERSON_ENDINGS: Final = _DIMINUTIVES + _PERSON_HEADS
 
 
 def _is_person(word: str) -> bool:
@@ -181,6 +185,8 @@ def _is_person(word: str) -> bool:
     """
     if word in _PERSONS:
         return True
+    if not word.endswith(_PERSON_ENDINGS):
+        return False  # nothing to strip and no head: most words, decided in C
     for ending in _DIMINUTIVES:
         if word.endswith(ending) and len(word) > len(ending) + 2:
             word = word[: -len(ending)]
@@ -223,7 +229,10 @@ def body_weight(text: str, language: str | None = None) -> Decimal | None:
     low = head.lower()
     if not any(w in low for w in _WEIGHT_HINTS):
         return None  # most answers: no tokens needed
-    t = tokenize(head)
+    return _weight_in(tokenize(head), language)
+
+
+def _weight_in(t: Tokens, language: str | None) -> Decimal | None:
     words, kinds = t.words, t.kinds
     for i in range(len(t) - 1):
         if kinds[i] != NUM or words[i + 1] not in _WEIGHT_UNITS:
@@ -235,15 +244,26 @@ def body_weight(text: str, language: str | None = None) -> Decimal | None:
 
 
 def _question_age(text: str) -> Decimal | None:
-    t = tokenize(text)
-    for i, (word, kind) in enumerate(zip(t.words, t.kinds, strict=True)):
-        if kind != 1 or not word.isdigit() or not 0 < int(word) < 120:
+    """The first whole number from 1 to 119 with a person word among the three tokens before
+    it and no unit after it ("my mum is 82"), else ``None``."""
+    return _age_in(tokenize(text))
+
+
+def _age_in(t: Tokens) -> Decimal | None:
+    words = t.words
+    n = len(words)
+    for i in itertools.compress(range(n), map(_IS_NUM, t.kinds)):
+        word = words[i]
+        if not word.isdigit() or not 0 < int(word) < 120:
             continue
-        if i + 1 < len(t) and (t.words[i + 1] in UNITS or t.words[i + 1] in _WEIGHT_UNITS):
+        if i + 1 < n and (words[i + 1] in UNITS or words[i + 1] in _WEIGHT_UNITS):
             continue  # "20 mg", "6 months", "18 kilo": an amount or a weight, not an age
-        if any(_is_person(w) for w in t.words[max(0, i - 3) : i]):
+        if any(_is_person(w) for w in words[max(0, i - 3) : i]):
             return Decimal(word)
     return None
+
+
+_IS_NUM: Final = NUM.__eq__
 
 
 #: Sentences of a user turn read for its context: a question states its subject early, and a
@@ -266,25 +286,27 @@ def medical_context(
     age: tuple[Decimal | None, Decimal | None] | None = None
     carry = Carry()
     clearance: Decimal | None = None
-    read_to = 0
-    for sentence in split_sentences(text[:QUESTION_CHARS], lang)[:QUESTION_SENTENCES]:
-        read_to = sentence.end
-        t = tokenize(sentence.text)
-        read = read_sentence(t, 0, len(t), amounts(t, lang), lang, lex, carry)
-        drugs |= read.carry.drugs
-        got = read.carry.clearance
+    sentences = split_sentences(text[:QUESTION_CHARS], lang, QUESTION_SENTENCES)
+    read = text[: sentences[-1].end if sentences else 0]
+    scanned = TextTokens(read)  # for the age and the weight, and most sentences' tokens
+    whole = scanned.whole
+    tokens = [scanned.sentence(s.text, s.start, s.end) for s in sentences]
+    for got_carry in _question_carries(tokens, lang, lex):
+        drugs |= got_carry.drugs
+        got = got_carry.clearance
         if clearance is None and got is not None and got.kind == "exact" and got.low == got.high:
             clearance = got.low  # a value, not a band
-        if read.carry.populations != carry.populations:
-            populations |= read.carry.populations
-            age = read.carry.age or age
-        carry = read.carry
+        if got_carry.populations != carry.populations:
+            populations |= got_carry.populations
+            age = got_carry.age or age
+        carry = got_carry
     if age is None:
-        years = _question_age(text[:read_to])
+        years = _age_in(whole)
         if years is not None:
             age = (years, years)
             populations.add("elderly" if years >= 65 else "adult" if years >= 18 else "child")
-    weight = body_weight(text[:read_to], lang)
+    low = read.lower()
+    weight = _weight_in(whole, lang) if any(w in low for w in _WEIGHT_HINTS) else None
     return MedicalContext(
         weight_kg=float(weight) if weight is not None else None,
         clearance_ml_min=float(clearance) if clearance is not None else None,
@@ -293,6 +315,37 @@ def medical_context(
         age_min_years=float(age[0]) if age and age[0] is not None else None,
         age_max_years=float(age[1]) if age and age[1] is not None else None,
     )
+
+
+def _question_carries(
+    sentences: list[Tokens], lang: str | None, lex: MedicalLexicon
+) -> list[Carry]:
+    """What each sentence of a question hands on, as :func:`read_sentence` gives it in drugs,
+    population, age and clearance: by
+    :func:`~services.grounding.medical.context.sentence_context` where a sentence states no
+    population (most), else by the reader, given the exact carry before the sentence: the
+    sentences since the last one whose carry is exact in its safety claim too are read again."""
+    carries: list[Carry] = []
+    carry = exact = Carry()  # ``exact``: the carry before ``sentences[since]``, exact in all
+    since = 0
+    for k, t in enumerate(sentences):
+        quick = sentence_context(t, lang, lex, carry)
+        if quick is not None:
+            carry = quick
+        else:
+            # The exact carry before this sentence: after the last one since ``since`` that
+            # can make no safety claim (its quick carry is exact), else from ``since`` on.
+            start = since
+            for j in range(k - 1, since - 1, -1):
+                if safety_free(sentences[j], lang, lex):
+                    exact, start = carries[j], j + 1
+                    break
+            for u in sentences[start:k]:  # their safety claims, for this sentence's reading
+                exact = read_sentence(u, 0, len(u), amounts(u, lang), lang, lex, exact).carry
+            carry = exact = read_sentence(t, 0, len(t), amounts(t, lang), lang, lex, exact).carry
+            since = k + 1
+        carries.append(carry)
+    return carries
 
 
 def _carry(context: MedicalContext | None) -> Carry | None:

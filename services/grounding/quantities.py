@@ -31,6 +31,8 @@ idea as an RE2 pattern, for the extractor packs.
 
 from __future__ import annotations
 
+import itertools
+import operator
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -500,6 +502,11 @@ def _half_unit(tokens: Tokens, i: int, language: str | None) -> _Unit | None:
     return unit if unit is not None and unit.info.base == "h" and unit.divisor == 1 else None
 
 
+#: Words an amount can start with (a number word of any language, "half").
+_OPENS_AMOUNT: Final = frozenset(_WORD_LANGUAGE) | frozenset(_HALVES)
+_IS_NUM: Final = NUM.__eq__
+
+
 def _is_number_word(word: str, language: str | None) -> bool:
     own = _WORD_LANGUAGE.get(word)
     return own is not None and language in (None, own)
@@ -513,8 +520,14 @@ def amounts(tokens: Tokens, language: str | None = None) -> list[Amount]:
     n = len(words)
     found: list[Amount] = []
     last_end = -2  # token index after the last amount with a unit
+    # An amount starts only at a number, a number word or "half": those positions are picked
+    # out in C, the walk resumes after each amount as a token-by-token walk would.
+    opens = map(operator.or_, map(_IS_NUM, kinds), map(_OPENS_AMOUNT.__contains__, words))
     i = 0
-    while i < n:
+    for at in itertools.compress(range(n), opens):
+        if at < i:
+            continue
+        i = at
         kind = kinds[i]
         digits = kind == NUM
         if not digits and not (kind == WORD and _is_number_word(words[i], base)):

@@ -18,7 +18,9 @@ Offsets are code points into the original text; :attr:`Sentence.text` is the cle
 
 from __future__ import annotations
 
+import itertools
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final
 
@@ -36,7 +38,12 @@ _MARKER = re.compile(
 _DOC_SPLIT = re.compile(r"(?i)\s*[,;]?\s*doc:\s*")
 _NUMS = re.compile(r"\d{1,3}(?:[ \t]{0,8}[-–][ \t]{0,8}\d{1,3})?")
 _BULLET = re.compile(r"^[ \t]{0,16}(?:[-*•·‣◦▪–—]|\d{1,3}[.)]|[A-Za-z]\))[ \t]+")
-_TERMINATOR = re.compile(r"[.!?;…]+")
+#: A run of terminators that can end a sentence: white space, a closer, a marker's ``[`` or
+#: the end of the line after it (any other run, "2.5", "a.m.x", never cuts: the walk would
+#: pass it by; the search passes it by in C).
+_TERMINATOR = re.compile(r"[.!?;…]+(?=[\s\"'”’)\]»\[]|$)")
+#: A character for which ``str.isalnum()`` holds (``\w`` is those and ``_``).
+_ALNUM = re.compile(r"[^\W_]")
 _CLOSERS: Final = "\"'”’)]»"
 _OPENERS: Final = "\"'“‘([«"
 _MAX_RANGE: Final = 32
@@ -112,6 +119,8 @@ class _LineSplitter:
         while pos < limit and text[pos] in _CLOSERS:
             pos += 1
         end = pos
+        if not self.by_start:
+            return end
         while True:
             probe = end
             while probe < limit and text[probe] in " \t":
@@ -121,14 +130,15 @@ class _LineSplitter:
                 return end
             end = marker.end
 
-    def boundaries(self, start: int, limit: int) -> list[int]:
+    def boundaries(self, start: int, limit: int) -> Iterator[int]:
+        """The cuts of ``text[start:limit]`` (one line), in order, found as they are asked for:
+        a reader of the first sentences does not scan the rest of a long line."""
         text = self.text
-        cuts: list[int] = []
         pos = start
         while True:
             m = _TERMINATOR.search(text, pos, limit)
             if m is None:
-                return cuts
+                return
             t_start, t_end = m.start(), m.end()
             pos = t_end
             cut = self._skip_markers(t_end, limit)
@@ -139,12 +149,13 @@ class _LineSplitter:
                 nxt += 1
             if nxt >= limit:
                 continue  # the line ends here anyway
-            if "." in m.group() and not any(c in m.group() for c in "!?;"):
-                if m.group() == "." and _is_abbreviation(text, t_start, self.abbreviations):
-                    continue
+            run = m.group()
+            if "." in run and not ("!" in run or "?" in run or ";" in run):
                 if text[nxt].islower():
                     continue
-            cuts.append(cut)
+                if run == "." and _is_abbreviation(text, t_start, self.abbreviations):
+                    continue
+            yield cut
             pos = cut
 
 
@@ -161,8 +172,12 @@ def _clean(text: str, start: int, end: int, markers: list[Marker]) -> str:
     return joined
 
 
-def split_sentences(text: str, language: str | None = None) -> list[Sentence]:
-    """Split an answer into sentences (see the module docstring).
+def split_sentences(
+    text: str, language: str | None = None, at_most: int | None = None
+) -> list[Sentence]:
+    """Split an answer into sentences (see the module docstring); with ``at_most``, only the
+    first ``at_most`` of them, exactly as the whole split gives them (the text after them is
+    scanned only as far as the start of the next sentence, which no marker line can change).
 
     >>> [s.text for s in split_sentences("Take 2.5 mg, e.g. at 8 a.m. daily [doc:a]. Then rest.")]
     ['Take 2.5 mg, e.g. at 8 a.m. daily.', 'Then rest.']
@@ -178,12 +193,15 @@ def split_sentences(text: str, language: str | None = None) -> list[Sentence]:
             line_end = len(text)
         bullet = _BULLET.match(text[line_start:line_end])
         seg_start = line_start + bullet.end() if bullet else line_start
-        cuts = [*splitter.boundaries(seg_start, line_end), line_end]
-        for cut in cuts:
+        for cut in itertools.chain(splitter.boundaries(seg_start, line_end), (line_end,)):
             _add(sentences, text, seg_start, cut, markers, bullet=bullet is not None)
             seg_start = cut
+            if at_most is not None and len(sentences) > at_most:
+                # only a line of markers changes a sentence once it is added, and only the
+                # last one: with one sentence more, the first ``at_most`` are final
+                return sentences[:at_most]
         line_start = line_end + 1
-    return sentences
+    return sentences if at_most is None else sentences[:at_most]
 
 
 def _add(
@@ -197,7 +215,7 @@ def _add(
         return
     inside = [m for m in markers if start <= m.start and m.end <= end]
     cleaned = _clean(text, start, end, inside)
-    if not any(ch.isalnum() for ch in cleaned):
+    if _ALNUM.search(cleaned) is None:
         if inside and out:  # a line of markers only: they cite the sentence before
             last = out[-1]
             out[-1] = Sentence(

@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import Final
 
@@ -288,9 +288,44 @@ def _cue_pattern(cues: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("|".join(re.escape(k) for k in keys) or "(?!)")
 
 
+def _trie(keys: set[str]) -> str:
+    """A pattern matching what some of ``keys`` starts with, as a trie: at each character one
+    branch per next character (so a search tries one, not every phrase); a key that ends here
+    ends the match (any longer one found there would say no more)."""
+    if "" in keys:
+        return ""
+    nexts: dict[str, set[str]] = {}
+    for key in keys:
+        nexts.setdefault(key[0], set()).add(key[1:])
+    alts = [re.escape(ch) + _trie(rest) for ch, rest in sorted(nexts.items())]
+    return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+
+
+_Search = Callable[[str], "re.Match[str] | None"]
+
+
+@lru_cache(maxsize=64)
+def _cue_search(cues: tuple[str, ...]) -> _Search:
+    """The search of :func:`has_cue`: the padded phrases as one trie (see :func:`_trie`), each
+    alternative a fixed string, so matching is bounded by text × longest cue as before."""
+    return re.compile(_trie(set(_cue_keys(cues))) or "(?!)").search
+
+
+#: ``id(cues)`` → ``(cues, search)``: the cue tuples are module constants, and an identity
+#: lookup spares hashing a tuple of up to a hundred phrases per call. Kept tuples cannot be
+#: freed (so their ids not reused); at most this many, then it starts again.
+_SEARCH_BY_ID: dict[int, tuple[tuple[str, ...], _Search]] = {}
+_SEARCH_BY_ID_MAX: Final = 256
+
+
 def has_cue(key: str, cues: tuple[str, ...]) -> bool:
     """Whether the padded phrase ``key`` contains one of ``cues`` as whole words."""
-    return _cue_pattern(cues).search(key) is not None
+    got = _SEARCH_BY_ID.get(id(cues))
+    if got is None or got[0] is not cues:
+        if len(_SEARCH_BY_ID) >= _SEARCH_BY_ID_MAX:
+            _SEARCH_BY_ID.clear()
+        got = _SEARCH_BY_ID[id(cues)] = (cues, _cue_search(cues))
+    return got[1](key) is not None
 
 
 def opening_cue(key: str, cues: tuple[str, ...]) -> str | None:

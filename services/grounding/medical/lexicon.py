@@ -15,6 +15,8 @@ compared by :func:`spelling_key`, so the usual spelling variants need not be lis
 from __future__ import annotations
 
 import copy
+import itertools
+import operator
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -41,6 +43,8 @@ __all__ = [
 ]
 
 _WORD_MEMO: Final = 50_000
+#: What the word memo gives for a word it does not hold.
+_UNSEEN: Final = object()
 DEFAULT_LEXICON_DIR: Final = Path(__file__).resolve().parents[3] / "rules" / "grounding"
 LANGUAGES: Final = ("en", "nl", "vi")
 
@@ -438,14 +442,28 @@ class MedicalLexicon:
 
     def find_drugs(self, words: list[str], start: int, stop: int) -> Iterator[tuple[int, int, str]]:
         """``(first, stop, INN)`` for every drug named in ``words[start:stop]``."""
-        i = start
-        while i < stop:
-            hit = self.drug_at(words, i, stop)
-            if hit is None:
-                i += 1
+        span = words[start:stop]
+        # Where drug_at can find something, picked out in C: the first word of a name of
+        # several words, a name the passages taught, or a word of three letters or more that
+        # the memo does not already know to name none (most words, once seen).
+        known = map(self._memo.get, span, itertools.repeat(_UNSEEN))
+        maybe = map(
+            operator.and_,
+            map(operator.ge, map(len, span), itertools.repeat(3)),
+            map(operator.is_not, known, itertools.repeat(None)),
+        )
+        maybe = map(operator.or_, maybe, map(self._multi.starts, span))
+        if self._local:
+            taught = map(self._local.__contains__, map(spelling_key, span))
+            maybe = map(operator.or_, maybe, taught)
+        resume = start
+        for i in itertools.compress(range(start, stop), maybe):
+            if i < resume:
                 continue
-            yield i, i + hit[0], hit[1]
-            i += hit[0]
+            hit = self.drug_at(words, i, stop)
+            if hit is not None:
+                yield i, i + hit[0], hit[1]
+                resume = i + hit[0]
 
     def compounds(self, language: str) -> bool:
         """Whether ``language`` writes conditions as the first part of compounds."""

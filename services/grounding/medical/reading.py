@@ -467,6 +467,9 @@ def _ages(
     or "old" marks it, or when the sentence names a group of people (``people``)."""
     words, kinds = tokens.words, tokens.kinds
     out: list[tuple[int, int, Decimal | None, Decimal | None]] = []
+    triggers = _AGE_TRIGGERS.get(id(w)) or _age_triggers(w)
+    if triggers.isdisjoint(words[lo:hi]) or NUM not in kinds[lo:hi]:
+        return out  # most sentences: decided in C
     i = lo
     while i < hi:
         if kinds[i] != NUM:
@@ -526,6 +529,16 @@ def _ages(
         out.append((begin, stop, low, high))
         i = stop
     return out
+
+
+def _age_triggers(w: _AgeWords) -> frozenset[str]:
+    """Words one of which a sentence with an age has: a number is an age only with a year or
+    month word after it, or, bare, after an age noun, a child's noun and its "of", or a
+    comparator (see :func:`_bare_age`)."""
+    return w.years | w.months | _AGE_NOUNS | {w.of} | w.above_before | w.below_before
+
+
+_AGE_TRIGGERS: Final = {id(w): _age_triggers(w) for w in _AGE_WORDS.values()}
 
 
 # -- polarity with negation scope, one function per language ---------------------------------
@@ -695,6 +708,10 @@ class _Item:
     attached: bool = False
 
 
+#: Cue kinds a clause's polarity can come from: votes, a negated condition ("geen alcohol"),
+#: "the same goes for" (with the claim before).
+_POLARITY_KINDS: Final = frozenset({"pol", "use", "change", "modal", "modal_after", "cond", "same"})
+
 #: Conditions measured by a number written without a unit ("an eGFR of 40", "klaring 25").
 _MEASURED: Final = frozenset({"renal"})
 
@@ -763,6 +780,43 @@ def _per_day(cue: Cue) -> Decimal:
     return Decimal(1) / Decimal(7) if cue.value == "week" else Decimal(1)
 
 
+def _cues_and_drugs(
+    tokens: Tokens, lo: int, hi: int, found: Sequence[Amount], lang: str, lexicon: MedicalLexicon
+) -> tuple[list[tuple[int, int, Cue]], list[tuple[int, int, str]]]:
+    """The cue phrases (with "more than" after a negation read as a maximum, and conditions
+    written as the head of a compound) and the drug names of the sentence ``tokens[lo:hi]``."""
+    words = tokens.words
+    inside = {t for a in found if len(a.parts) > 1 for t in range(a.t0, a.t1)}
+    cues = [
+        c
+        for c in lexicon.matcher(lang).find(words, lo, hi)
+        if not (c[2].kind == "qual" and c[0] in inside)  # "200 tot 400 mg": a range, no "tot"
+    ]
+    cues = _negated_more(cues)
+    drugs = list(lexicon.find_drugs(words, lo, hi))
+    if lexicon.compounds(lang):
+        compounds = lexicon.compound_conditions(words, lo, hi, lang, (*cues, *drugs))
+        if compounds:
+            cues = sorted((*cues, *compounds), key=lambda c: c[0])
+    return cues, drugs
+
+
+def _without_normal(
+    cues: list[tuple[int, int, Cue]], words: list[str], normal_words: Sequence[str]
+) -> list[tuple[int, int, Cue]]:
+    """``cues`` without the conditions a "normal" word stands next to, nor that word ("kidneys
+    work normally": no impairment, and "normally" no usual dose here)."""
+    normal = _normal_at(cues, words, normal_words)
+    if not normal:
+        return cues
+    return [
+        c
+        for c in cues
+        if not (c[2].kind == "cond" and any(abs(n - c[0]) <= 4 for n in normal))
+        and c[0] not in normal
+    ]
+
+
 def read_sentence(
     tokens: Tokens,
     lo: int,
@@ -776,18 +830,9 @@ def read_sentence(
     """The readings of the sentence ``tokens[lo:hi]`` (``found``: its amounts)."""
     lang = language if language in _AGE_READERS else "en"
     words, kinds = tokens.words, tokens.kinds
-    inside = {t for a in found if len(a.parts) > 1 for t in range(a.t0, a.t1)}
-    cues = [
-        c
-        for c in lexicon.matcher(lang).find(words, lo, hi)
-        if not (c[2].kind == "qual" and c[0] in inside)  # "200 tot 400 mg": a range, no "tot"
-    ]
-    cues = _negated_more(cues)
-    drugs = list(lexicon.find_drugs(words, lo, hi))
-    if lexicon.compounds(lang):
-        compounds = lexicon.compound_conditions(words, lo, hi, lang, (*cues, *drugs))
-        if compounds:
-            cues = sorted((*cues, *compounds), key=lambda c: c[0])
+    cues, drugs = _cues_and_drugs(tokens, lo, hi, found, lang, lexicon)
+    if not cues and not drugs and not any(_is_dose_amount(a) or a.unit == "times" for a in found):
+        return _quiet(tokens, lo, hi, found, lang, carry)
     people = any(c.kind == "pop" for _, _, c in cues)
     ages = _AGE_READERS[lang](tokens, lo, hi, people)
     used: set[int] = set()
@@ -800,14 +845,7 @@ def read_sentence(
         if cue.kind in ("basis", "qual", "ivl_after", "ivl_before"):
             cue_tokens.update(range(s, e))
     # -- populations and conditions -------------------------------------------------------
-    normal = _normal_at(cues, words, lexicon.cues[lang].normal_words)
-    if normal:  # "kidneys work normally": no impairment (and "normally" no usual dose here)
-        cues = [
-            c
-            for c in cues
-            if not (c[2].kind == "cond" and any(abs(n - c[0]) <= 4 for n in normal))
-            and c[0] not in normal
-        ]
+    cues = _without_normal(cues, words, lexicon.cues[lang].normal_words)
     compared = {s for s, _, c in cues if c.kind == "pop" and _compared(cues, s, words)}
     populations = {c.value for s, _, c in cues if c.kind == "pop" and s not in compared}
     conditions = {c.value for _, _, c in cues if c.kind == "cond"}
@@ -921,22 +959,20 @@ def read_sentence(
     # -- drugs ------------------------------------------------------------------------------
     stated = frozenset(inn for _, _, inn in drugs)
     context_drugs = stated or carry.drugs
-    # -- polarity per clause ------------------------------------------------------------------
-    clauses = _clauses(tokens, lo, hi)
-    negated = _NEGATION[lang]
     cue_kinds = {c.kind for _, _, c in cues}
-    dose_cue = (
-        bool(stated or carry.drugs or stated_pop or conditions)
-        or bool(cue_kinds & {"qual", "basis", "freq", "ivl_before", "ivl_after"})
-        or _has_dose_cue(words, lo, hi, lang)
-    )
     readings: list[Reading] = []
-    clause_pols = [(c, _clause_polarity(cues, c, negated, words)) for c in clauses]
     pop_frozen = frozenset(populations)
     cond_keys = frozenset(conditions)
     # -- dose readings ------------------------------------------------------------------------
     amounts = [it for it in items if it.kind == "amount"]
     freqs = [it for it in items if it.kind == "freq"]
+    # Only an amount, a frequency or a course length asks whether the sentence is about a dose
+    # (the phrase search is the dear part).
+    dose_cue = bool(amounts or freqs or duration is not None) and (
+        bool(stated or carry.drugs or stated_pop or conditions)
+        or bool(cue_kinds & {"qual", "basis", "freq", "ivl_before", "ivl_after"})
+        or _has_dose_cue(words, lo, hi, lang)
+    )
     lasting = (
         duration is not None
         and dose_cue
@@ -991,6 +1027,15 @@ def read_sentence(
         used.update(split_at)  # "verdeeld over twee keer": the count is the frequency
     # -- contraindication readings ----------------------------------------------------------
     if not readings:
+        # the polarity per clause; a clause without a phrase of these kinds has none
+        clause_pols = (
+            [
+                (c, _clause_polarity(cues, c, _NEGATION[lang], words))
+                for c in _clauses(tokens, lo, hi)
+            ]
+            if cue_kinds & _POLARITY_KINDS
+            else []
+        )
         risk = cond_keys | (pop_frozen - {"adult"}) if stated_pop or cond_keys else cond_keys
         if not (risk or stated or stated_pop or _with_object(words, lo, hi, cues)):
             risk = carry.risk  # it goes on about the risk of the sentence before
@@ -1075,6 +1120,34 @@ def read_sentence(
         clearance=bands[-1][1] if bands else carry.clearance,
     )
     return SentenceReading(tuple(readings), frozenset(used), new_carry)
+
+
+def _quiet(
+    tokens: Tokens, lo: int, hi: int, found: Sequence[Amount], lang: str, carry: Carry
+) -> SentenceReading:
+    """What :func:`read_sentence` gives for a sentence without cue phrases, drug names, dose
+    amounts or counts of times (about half of an answer's sentences): no reading, as no item,
+    clause polarity or course length can be made without them; only an age can state a
+    population (used numbers: the age's), and a clearance pass on."""
+    ages = _AGE_READERS[lang](tokens, lo, hi, False)
+    used: frozenset[int] = frozenset()
+    populations, age = carry.populations, carry.age
+    if ages:  # the age group is the sentence's population, handed on
+        _, _, a_lo, a_hi = ages[0]
+        kinds = tokens.kinds
+        used = frozenset(t for s, e, _, _ in ages for t in range(s, e) if kinds[t] == NUM)
+        populations, age = frozenset({_age_group(a_lo, a_hi)}), (a_lo, a_hi)
+    bands = _clearances(tokens, found, [])
+    return SentenceReading(
+        (),
+        used,
+        Carry(
+            drugs=carry.drugs,
+            populations=populations,
+            age=age,
+            clearance=bands[-1][1] if bands else carry.clearance,
+        ),
+    )
 
 
 #: Words before a clearance that make it a bound ("below 30 ml/min", "klaring onder 30",
