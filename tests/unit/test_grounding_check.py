@@ -254,7 +254,9 @@ def test_largest_event_is_bounded() -> None:
     sentence = "Take 500 mg of paracetamol every 4 hours with water [1]. "
     answer = sentence * (60_000 // len(sentence))
     passages = [(f"d{i}", (LEAFLET + " ") * (60_000 // len(LEAFLET))) for i in range(8)]
-    started = time.perf_counter()
+    # CPU seconds, not wall: a loaded machine must not fail it (a hang or a quadratic blow-up
+    # would take far more than this generous bound; ~3 s here).
+    started = time.process_time()
     report = run(event(answer, passages, citations=[d for d, _ in passages]))
-    assert time.perf_counter() - started < 30
+    assert time.process_time() - started < 30
     assert len(report.claims) > 900 and report.faithfulness == 1.0
