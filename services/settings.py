@@ -70,7 +70,8 @@ class Settings(BaseSettings):
     processing_guarantee: Literal["at_least_once", "exactly_once"] = "at_least_once"
     #: Workers keeping a warm copy of each partition's state (faster failover, more work).
     standby_replicas: int = Field(default=1, ge=0, le=8)
-    #: Records an agent takes at once, and how long it waits to fill a batch.
+    #: Records handed to the dataflow at once (a route's batch; ``docs/streaming.md``), and how
+    #: long the one agent (the claim checks with a judge) waits to fill its batch.
     batch_size: int = Field(default=500, ge=1, le=100_000)
     batch_seconds: float = Field(default=0.05, gt=0, le=60)
     #: How often expired state is deleted from the table (tombstones in its changelog).
