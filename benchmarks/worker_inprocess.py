@@ -10,6 +10,10 @@ measures is the dataflow's own cost in the worker's composition, repeatable and 
 
     taskset -c 1 .venv/bin/python benchmarks/worker_inprocess.py --mix examples --events 20000
     .venv/bin/python benchmarks/worker_inprocess.py --mix rag --events 5000 --cprofile 40
+
+``evalset_sha256`` hashes every eval-set record sent, in order: a change meant to leave the
+worker's outputs as they were must leave it as it was. Pin ``PYTHONHASHSEED`` to compare two
+runs (a summary's categories are a set, serialised in the order of the strings' hashes).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import hashlib
 import io
 import json
 import pstats
@@ -24,7 +29,6 @@ import resource
 import sys
 import tempfile
 import time
-import zlib
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -36,6 +40,7 @@ import _common as C
 from prometheus_client import CollectorRegistry
 
 from services.dataflow.flow import Dataflow
+from services.dataflow.partitioning import partition_of
 from services.dataflow.records import Emit, encode
 from services.evalsets.core import DECISIONS, SAMPLES
 from services.settings import Settings
@@ -45,19 +50,27 @@ INPUT = "chat.events"
 
 
 class LoopSink:
-    """``send`` for the runner: internal channels queued for their agents, the rest encoded."""
+    """``send`` for the runner: internal channels queued for their agents, the rest encoded.
+
+    ``digest`` hashes every eval-set record in the order it was sent (channel, partition, key,
+    value): a change that must not change the worker's outputs leaves it as it was.
+    """
 
     def __init__(self) -> None:
         self.queued: dict[str, list[Emit]] = defaultdict(list)
         self.counts: dict[str, int] = defaultdict(int)
         self.bytes = 0
+        self.digest = hashlib.sha256()
 
     async def __call__(self, emit: Emit) -> asyncio.Future[Any]:
+        data = encode(emit.value)
         if emit.channel in (SAMPLES, DECISIONS):
             self.queued[emit.channel].append(emit)
         else:
-            data = encode(emit.value)
             self.bytes += len(data or b"")
+        if emit.channel.startswith("evalset."):
+            for part in (emit.channel.encode(), str(emit.partition).encode(), emit.key, data):
+                self.digest.update(b"-" if part is None else len(part).to_bytes(8, "big") + part)
         self.counts[emit.channel] += 1
         fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         fut.set_result(None)
@@ -74,8 +87,10 @@ def _lines(mix: str, n: int, folder: Path) -> list[bytes]:
 
 
 def _partition(line: bytes, partitions: int) -> tuple[bytes, int]:
-    cid = json.loads(line)["conversation_id"].encode()
-    return cid, zlib.crc32(cid) % partitions
+    """Kafka's default partition of the conversation (as ``vigil replay`` keys the input): the
+    sampler sends its decisions there, so the case side finds the accumulator it built."""
+    cid = json.loads(line)["conversation_id"]
+    return cid.encode(), partition_of(cid, partitions)
 
 
 async def _run(lines: list[bytes], partitions: int, batch: int) -> dict[str, Any]:
@@ -132,6 +147,7 @@ async def _run(lines: list[bytes], partitions: int, batch: int) -> dict[str, Any
         "us_per_event": round(cpu / len(lines) * 1e6, 1),
         "events_per_cpu_s": round(len(lines) / cpu, 1),
         "emits": dict(sink.counts),
+        "evalset_sha256": sink.digest.hexdigest(),
         "maxrss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }
 
