@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Final, Literal
 
 from schemas.evalset import EvalCase, SourceRef
 from schemas.events import ChatEvent
@@ -75,6 +75,10 @@ ARCHIVE = "evalset.archive"
 
 #: Decoded accumulators kept between events (each one conversation's case so far).
 _ACCUMULATORS = 512
+#: How an accumulator's encoding ends when it was stored whole, not shortened to fit its byte
+#: ceiling (``trimmed`` is its last field): then the accumulator kept in memory is the value
+#: the store holds, and a case is built from it without decoding what was just encoded.
+_WHOLE: Final = b'"trimmed":false}'
 _WEEK = 7 * 24 * 3600.0
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -286,25 +290,49 @@ class EvalsetCore:
             sel_raw = st.get(sel_key(part, period, cid))
             if sel_raw is None:
                 continue
-            acc_raw = self._accs.raw(st, acc_key(part, period, cid))
+            key = acc_key(part, period, cid)
+            acc_raw = self._accs.raw(st, key)
             label_raw = st.get(label_key(part, cid))
             digest = case_digest(sel_raw, acc_raw, label_raw)
-            key = case_id(period, cid)
-            if self._published.get(key) == digest:
+            ident = case_id(period, cid)
+            if self._published.get(ident) == digest:
                 continue
             cases = build_cases(
-                Selection.model_validate_json(sel_raw), acc_raw, label_raw, self.config
+                Selection.model_validate_json(sel_raw),
+                self._as_stored(st, key, acc_raw),
+                label_raw,
+                self.config,
             )
             out += [Emit(CASES, c.case_id.encode(), c) for c in cases]
-            self._published.put(key, digest)
+            self._published.put(ident, digest)
         return out
+
+    def _stored_acc(self, st: KeyedStore, key: str) -> CaseAccumulator | None:
+        """The accumulator at ``key`` as the store will hold it after the next flush."""
+        return self._as_stored(st, key, self._accs.raw(st, key))
+
+    def _as_stored(self, st: KeyedStore, key: str, raw: bytes | None) -> CaseAccumulator | None:
+        """The accumulator the store holds at ``key`` (encoded ``raw``, just written or read).
+
+        Cases are built from what the store holds, so that a restarted worker builds the same
+        ones. When the accumulator was stored whole, that is the one kept in memory (``raw`` was
+        encoded from it, or it was decoded from ``raw``), and decoding ``raw`` again would only
+        cost time; one shortened to fit its byte ceiling
+        (:class:`~services.evalsets.bounds.CaseBound`) is decoded from ``raw``.
+        """
+        if raw is None:
+            return None
+        acc: CaseAccumulator | None = self._accs.get(st, key)
+        if acc is None or acc.trimmed or not raw.endswith(_WHOLE):
+            return CaseAccumulator.model_validate_json(raw)
+        return acc
 
     def cases_for(self, st: KeyedStore, part: int, selection: Selection) -> list[EvalCase]:
         """The cases of a selected conversation from its accumulator and labels."""
         cid, period = selection.conversation_id, selection.period
         return build_cases(
             selection,
-            self._accs.raw(st, acc_key(part, period, cid)),
+            self._stored_acc(st, acc_key(part, period, cid)),
             st.get(label_key(part, cid)),
             self.config,
         )
@@ -315,7 +343,7 @@ class EvalsetCore:
         crash (its state written, its tombstones lost) finds the selection already gone and
         must tombstone the answer cases all the same. An answer case whose answer the
         accumulator has since dropped is not among them."""
-        return case_ids(period, cid, self._accs.raw(st, acc_key(part, period, cid)))
+        return case_ids(period, cid, self._stored_acc(st, acc_key(part, period, cid)))
 
     def _keys(self, st: KeyedStore, prefix: str) -> list[str]:
         self.flush()

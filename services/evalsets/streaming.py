@@ -594,30 +594,33 @@ def encode_labels(labels: Iterable[EvalLabel]) -> bytes:
 
 def build_cases(
     selection: Selection,
-    accumulator: bytes | None,
+    accumulator: CaseAccumulator | bytes | None,
     labels: bytes | None,
     config: EvalsetConfig,
 ) -> list[EvalCase]:
-    """The cases of a selected conversation from its raw accumulator and labels (the
-    conversation's case first, then one per other critical checked answer).
+    """The cases of a selected conversation from its accumulator (decoded, or as stored) and
+    raw labels (the conversation's case first, then one per other critical checked answer).
 
     The sampler's records carry no sources (summaries travel without them): the cases take the
     Kafka offsets its accumulator collected.
     """
     cid, period = selection.conversation_id, selection.period
-    acc = (
-        CaseAccumulator.model_validate_json(accumulator)
-        if accumulator
-        else CaseAccumulator(conversation_id=cid, period=period)
-    )
+    acc = _accumulator(accumulator) or CaseAccumulator(conversation_id=cid, period=period)
     labs = [lab for lab in decode_labels(labels) if lab.conversation_id == cid]
     sel = selection.model_copy(update={"sources": ()}) if selection.sources else selection
     return acc.to_cases(sel, config, labs)
 
 
-def case_ids(period: str, conversation_id: str, accumulator: bytes | None) -> list[str]:
+def case_ids(
+    period: str, conversation_id: str, accumulator: CaseAccumulator | bytes | None
+) -> list[str]:
     """The ids of the cases :func:`build_cases` gives for a conversation of a period (whatever
     its selection: they depend on the accumulator only)."""
-    if not accumulator:
-        return [case_id(period, conversation_id)]
-    return CaseAccumulator.model_validate_json(accumulator).case_ids()
+    acc = _accumulator(accumulator)
+    return [case_id(period, conversation_id)] if acc is None else acc.case_ids()
+
+
+def _accumulator(value: CaseAccumulator | bytes | None) -> CaseAccumulator | None:
+    if isinstance(value, CaseAccumulator):
+        return value
+    return CaseAccumulator.model_validate_json(value) if value else None

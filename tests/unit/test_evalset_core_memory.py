@@ -1,0 +1,117 @@
+"""The case side of the worker builds a selected conversation's cases from the accumulator it
+keeps in memory, not by decoding the encoding it has just written: the cases must be those
+built from what the store holds, whole or shortened to its byte ceiling (broker-free)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from schemas.evalset import FileSource
+from schemas.review import ReviewLabel
+from services.dataflow.records import Emit
+from services.dataflow.state import MemoryStore
+from services.evalsets.cases import CaseAccumulator
+from services.evalsets.core import CASES, EvalsetCore, evalset_specs
+from services.evalsets.settings import EvalsetSettings
+from services.evalsets.state import Selection
+from services.evalsets.streaming import Decision, acc_key, build_cases, label_key, sel_key
+from tests.unit.test_evalset_bounds import CID, DOSE, _events
+from tests.unit.test_evalset_cases import CFG, T0, W, conversation, finding, report, selection
+
+
+def _core(**settings: Any) -> tuple[EvalsetCore, MemoryStore]:
+    es = EvalsetSettings(**settings)
+    return EvalsetCore(es, partitions=1), MemoryStore(evalset_specs(es)["evalset-cases"])
+
+
+def _select(core: EvalsetCore, st: MemoryStore, sel: Selection) -> list[Emit]:
+    update = Decision(
+        kind="update",
+        period=sel.period,
+        partition=0,
+        conversation_id=sel.conversation_id,
+        selection=sel,
+    )
+    return core.on_decision(0, update, st).emits
+
+
+def _cases(emits: list[Emit]) -> list[str]:
+    return [e.value.model_dump_json() for e in emits if e.channel == CASES and e.value is not None]
+
+
+def _from_store(core: EvalsetCore, st: MemoryStore, period: str, conv: str) -> list[str]:
+    """The cases as built before: decoded from the store's bytes after the batch's flush."""
+    core.flush()
+    sel = Selection.model_validate_json(st[sel_key(0, period, conv)])
+    acc, labels = st.get(acc_key(0, period, conv)), st.get(label_key(0, conv))
+    return [c.model_dump_json() for c in build_cases(sel, acc, labels, CFG)]
+
+
+def _label(conv: str) -> ReviewLabel:
+    return ReviewLabel.model_validate(
+        {
+            "label_id": "l1",
+            "item_id": f"{conv}:1",
+            "conversation_id": conv,
+            "round": 1,
+            "reviewer": "ana",
+            "labeled_at": T0.isoformat(),
+            "priority": 90,
+            "admission": "admitted",
+            "inclusion_probability": 1.0,
+            "reasons": [],
+            "findings": [],
+            "claims": [],
+            "answer_event_id": f"{conv}-e1",
+            "note": "fine",
+        }
+    )
+
+
+def test_each_event_of_a_selected_conversation_publishes_the_cases_its_stored_state_gives() -> None:
+    """Masked texts, findings, a late verdict, sources, a label: after every event and label
+    the cases published are, byte for byte, those decoded from the store."""
+    core, st = _core()
+    events, fs, reps = conversation()
+    by_event = {e.event_id: [f for f in fs if f.event_id == e.event_id] for e in events}
+    verdict = {r.event_id: r for r in reps}
+    _select(core, st, selection())
+    published = 0
+    for line, ev in enumerate(events, start=1):
+        out = core.observe(
+            ev,
+            by_event[ev.event_id],
+            verdict.get(ev.event_id),
+            FileSource(file="f", line=line),
+            st,
+            0,
+        )
+        assert _cases(out) == _from_store(core, st, W, "c1")
+        published += len(_cases(out))
+    labelled = core.on_label(0, _label("c1"), st)
+    assert _cases(labelled) == _from_store(core, st, W, "c1")
+    assert published == len(events) and '"note":"fine"' in _cases(labelled)[0]
+
+
+def test_a_conversation_over_the_ceiling_publishes_the_shortened_state_not_the_one_in_memory() -> (
+    None
+):
+    """The accumulator kept in memory is whole; the store holds it shortened (``trimmed``):
+    the case published is the shortened one, as a restarted worker would build it."""
+    core, st = _core(max_case_bytes=64 * 1024)
+    sel = selection(CID, "medical|vi|saigon-clinic")
+    _select(core, st, sel)
+    out: list[Emit] = []
+    for n, ev in enumerate(_events()[:8]):
+        own = []
+        rep = None
+        if ev.role == "assistant":
+            own.append(finding(ev, DOSE, category="medical", evidence=DOSE, entity="DOSE"))
+            rep = report(ev, [(DOSE, "dose", False)])
+        out = core.observe(ev, own, rep, FileSource(file="huge", line=n + 1), st, 0)
+    cases = _cases(out)
+    assert cases == _from_store(core, st, W, CID)
+    assert all('"trimmed":true' in c for c in cases)
+    kept = core._accs.get(st, acc_key(0, W, CID))
+    assert isinstance(kept, CaseAccumulator) and not kept.trimmed
+    assert len(st[acc_key(0, W, CID)]) <= 64 * 1024 < len(kept.model_dump_json())
