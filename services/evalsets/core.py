@@ -42,7 +42,7 @@ from services.evalsets.periods import period_of, period_start, periods_order_key
 from services.evalsets.rotation import active_periods
 from services.evalsets.sampler import summary_from_event
 from services.evalsets.settings import EvalsetSettings
-from services.evalsets.state import ConversationSummary, Selection
+from services.evalsets.state import Selection
 from services.evalsets.streaming import (
     Decision,
     SampleIn,
@@ -230,8 +230,11 @@ class EvalsetCore:
         meta = self.meta(st, part)
         if meta.is_retired(period):
             return []
-        selected = sel_key(part, period, cid) in st
-        if period not in meta.closed or selected:
+        closed = period in meta.closed
+        # Whether it is selected matters only to a closed period's accumulator and to a live
+        # case (vigil scan folds every event of an open period, and asks the store nothing).
+        selected = (closed or self.live) and sel_key(part, period, cid) in st
+        if not closed or selected:
             key = acc_key(part, period, cid)
             acc = self._accs.get(st, key)
             if acc is None:
@@ -243,11 +246,12 @@ class EvalsetCore:
             if period not in meta.periods:
                 self._note_period(st, part, period)
         out: list[Emit] = []
-        summary = summary_from_event(event, findings, None, self.config)
-        if check is not None or self._news(f"{period}|{cid}", summary):
+        categories = frozenset(f.category for f in findings)
+        news = self._news(f"{period}|{cid}", categories, event.base_language, event.tenant)
+        if check is not None or news:
             msg = SampleIn(
                 kind="summary",
-                summary=summary,
+                summary=summary_from_event(event, findings, None, self.config, period=period),
                 partition=part,
                 timestamp=event.timestamp.timestamp(),
                 event_id=event.event_id,
@@ -258,24 +262,28 @@ class EvalsetCore:
             out += self._reconcile(st, part, [(period, cid)])
         return out
 
-    def _news(self, key: str, summary: ConversationSummary) -> bool:
-        """Whether ``summary`` tells the sampler anything it was not told (categories, a first
-        language or tenant); remembers it. Summaries merge by union and first-wins, so one that
-        adds nothing changes nothing: not sending it saves a message per event. The memory is
-        this process's only (a miss after a restart just sends again)."""
+    def _news(
+        self, key: str, categories: frozenset[str], language: str | None, tenant: str | None
+    ) -> bool:
+        """Whether a summary with ``categories``, ``language`` and ``tenant`` tells the sampler
+        anything it was not told (categories, a first language or tenant); remembers it.
+        Summaries merge by union and first-wins, so one that adds nothing changes nothing: not
+        sending it saves a message per event (and building it). The memory is this process's
+        only (a miss after a restart just sends again)."""
         sent = self._sent.get(key)
-        cats = frozenset(summary.categories)
-        lang, tenant = summary.language is not None, summary.tenant is not None
+        lang, tenant_known = language is not None, tenant is not None
         if (
             sent is not None
-            and cats <= sent[0]
+            and categories <= sent[0]
             and (sent[1] or not lang)
-            and (sent[2] or not tenant)
+            and (sent[2] or not tenant_known)
         ):
             self._sent.move_to_end(key)
             return False
         merged = (
-            (cats | sent[0], sent[1] or lang, sent[2] or tenant) if sent else (cats, lang, tenant)
+            (categories | sent[0], sent[1] or lang, sent[2] or tenant_known)
+            if sent
+            else (categories, lang, tenant_known)
         )
         self._sent[key] = merged
         self._sent.move_to_end(key)
@@ -343,7 +351,7 @@ class EvalsetCore:
         crash (its state written, its tombstones lost) finds the selection already gone and
         must tombstone the answer cases all the same. An answer case whose answer the
         accumulator has since dropped is not among them."""
-        return case_ids(period, cid, self._stored_acc(st, acc_key(part, period, cid)))
+        return case_ids(period, cid, self._accs.raw(st, acc_key(part, period, cid)))
 
     def _keys(self, st: KeyedStore, prefix: str) -> list[str]:
         self.flush()

@@ -111,11 +111,14 @@ def summary_from_event(
     findings: Iterable[Finding],
     source: SourceRef | None,
     config: EvalsetConfig,
+    *,
+    period: str | None = None,
 ) -> ConversationSummary:
-    """The summary of one screened (and possibly checked) event."""
+    """The summary of one screened (and possibly checked) event (``period``: the event's
+    period, when the caller has it already)."""
     return ConversationSummary(
         conversation_id=event.conversation_id,
-        period=period_of(event.timestamp, config.period_kind),
+        period=period if period is not None else period_of(event.timestamp, config.period_kind),
         categories=frozenset(f.category for f in findings),
         language=event.base_language,
         tenant=event.tenant,

@@ -53,7 +53,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from schemas.evalset import EvalCase, EvalLabel
 from services.dataflow.partitioning import partition_of
-from services.evalsets.cases import CaseAccumulator, case_id
+from services.evalsets.cases import CaseAccumulator, case_id, stored_case_ids
 from services.evalsets.config import EvalsetConfig
 from services.evalsets.periods import period_end, period_of, period_start, shift_period
 from services.evalsets.sampler import EvalsetSampler
@@ -616,8 +616,11 @@ def case_ids(
 ) -> list[str]:
     """The ids of the cases :func:`build_cases` gives for a conversation of a period (whatever
     its selection: they depend on the accumulator only)."""
-    acc = _accumulator(accumulator)
-    return [case_id(period, conversation_id)] if acc is None else acc.case_ids()
+    if isinstance(accumulator, CaseAccumulator):
+        return accumulator.case_ids()
+    if not accumulator:
+        return [case_id(period, conversation_id)]
+    return stored_case_ids(period, conversation_id, accumulator)
 
 
 def _accumulator(value: CaseAccumulator | bytes | None) -> CaseAccumulator | None:

@@ -115,3 +115,26 @@ def test_a_conversation_over_the_ceiling_publishes_the_shortened_state_not_the_o
     kept = core._accs.get(st, acc_key(0, W, CID))
     assert isinstance(kept, CaseAccumulator) and not kept.trimmed
     assert len(st[acc_key(0, W, CID)]) <= 64 * 1024 < len(kept.model_dump_json())
+
+
+def test_the_ids_read_from_a_stored_accumulator_are_those_it_names() -> None:
+    """A tombstone's ids are read from the stored bytes without decoding the accumulator:
+    the conversation's case, then each other checked answer with a critical finding (a
+    conversation with none, one with several, one shortened to its ceiling)."""
+    from services.evalsets.bounds import CaseBound
+    from services.evalsets.cases import stored_case_ids
+    from tests.unit.test_evalset_bounds import _fold
+
+    events, fs, reps = conversation()
+    plain = CaseAccumulator(conversation_id="c1", period=W)
+    for ev in events:
+        plain.observe(ev, fs, CFG, next((r for r in reps if r.event_id == ev.event_id), None))
+    long = _fold()
+    fitted, raw = CaseBound(64 * 1024).fit(long)
+    for acc, stored in (
+        (plain, plain.model_dump_json().encode()),
+        (long, long.model_dump_json().encode()),
+        (fitted, raw),
+    ):
+        assert stored_case_ids(acc.period, acc.conversation_id, stored) == acc.case_ids()
+    assert len(long.case_ids()) > 2 and plain.case_ids() == [f"{W}:c1"]
