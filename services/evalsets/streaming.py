@@ -47,6 +47,7 @@ import hashlib
 import json
 from collections.abc import Container, Iterable, Mapping, MutableMapping
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -69,6 +70,9 @@ from services.evalsets.tables import ModelMapping, PrefixedMapping, StagedMappin
 
 __all__ = [
     "CHUNK",
+    "MEMBER_MEMO",
+    "MEMBER_MEMO_BYTES",
+    "PARTITION_MEMO",
     "Decision",
     "PendingCheck",
     "SampleIn",
@@ -96,6 +100,15 @@ JOURNAL: Final = "J"
 JOURNAL_MAX: Final = 512
 #: Order of a commit's writes by key prefix: retirement mark, period flags, strata, checks, members.
 _WRITE_ORDER: Final = {"R": 0, "P|": 1, "S|": 2, "K|": 3, "M|": 4}
+#: Member records the sampler keeps decoded (a conversation's next summary reads its record
+#: again, and the selection sent for it reads it once more), and the most bytes of their
+#: encodings (a record holds up to ``max_sources`` sources, a few KiB).
+MEMBER_MEMO: Final = 4096
+MEMBER_MEMO_BYTES: Final = 4 * 1024 * 1024
+#: Conversations whose partition :func:`partition_for` remembers: murmur2 in Python costs
+#: more than the rest of an update. Ids are at most 256 characters (``Ident``), so this
+#: bounds the memory as well (under 3 MiB).
+PARTITION_MEMO: Final = 8192
 
 
 class _Msg(BaseModel):
@@ -154,6 +167,7 @@ class TickPlan(_Msg):
     retire: list[str]
 
 
+@lru_cache(maxsize=PARTITION_MEMO)
 def partition_for(conversation_id: str, partitions: int) -> int:
     """Kafka's default partition of a message keyed by ``conversation_id`` (murmur2)."""
     return partition_of(conversation_id, partitions)
@@ -294,7 +308,12 @@ class SamplerCore:
         for key in members:  # left over by a retirement that was cut short
             if _is_retired(key.split("|", 2)[1], meta.retired_through):
                 self._staged.pop(key, None)
-        view = ModelMapping(PrefixedMapping(self._staged, "M|"), MemberRecord)
+        view = ModelMapping(
+            PrefixedMapping(self._staged, "M|"),
+            MemberRecord,
+            memo=MEMBER_MEMO,
+            memo_bytes=MEMBER_MEMO_BYTES,
+        )
         self.sampler = EvalsetSampler(self.config, self._secret, states=states, members=view)
         self.pending = pending
         self._meta = meta
