@@ -64,6 +64,7 @@ __all__ = [
     "CASES",
     "DECISIONS",
     "SAMPLES",
+    "SCRATCH_COMMIT_EVERY",
     "EvalsetCore",
     "evalset_specs",
 ]
@@ -79,6 +80,10 @@ _ACCUMULATORS = 512
 #: ceiling (``trimmed`` is its last field): then the accumulator kept in memory is the value
 #: the store holds, and a case is built from it without decoding what was just encoded.
 _WHOLE: Final = b'"trimmed":false}'
+#: Summaries between two commits of a sampler whose state is scratch (vigil scan, export):
+#: each commit writes every stratum changed since the last, so one per summary rewrote a
+#: stratum per summary; this bounds the writes staged in memory meanwhile.
+SCRATCH_COMMIT_EVERY: Final = 512
 _WEEK = 7 * 24 * 3600.0
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -155,6 +160,8 @@ class EvalsetCore:
         #: language and a tenant were known.
         self._sent: OrderedDict[str, tuple[frozenset[str], bool, bool]] = OrderedDict()
         self._published: _LRU = _LRU(es.memo_conversations)
+        #: Summaries folded since the last commit of a scratch sampler.
+        self._uncommitted = 0
         #: Fits an accumulator under the state's byte ceiling as it is written.
         self.bound = CaseBound(es.max_case_bytes)
         self._accs = ObjectCache(
@@ -181,6 +188,7 @@ class EvalsetCore:
             check_wait_seconds=self.es.check_wait_seconds,
             now=now,
             journal_bytes=store.spec.max_value_bytes,
+            journal=self.live,
         )
 
     def forget_caches(self) -> None:
@@ -516,10 +524,15 @@ class EvalsetCore:
     ) -> list[Emit]:
         """Fold one summary into the sampler; the decisions it causes. ``commit=False``: the
         caller commits once for a batch of summaries (the worker: one journal and one write of
-        each changed stratum per batch, not per summary), before it sends their decisions."""
+        each changed stratum per batch, not per summary), before it sends their decisions.
+        Without live cases (vigil scan, export: the sampler's state is scratch, and the end of
+        the run commits), a commit is made once per :data:`SCRATCH_COMMIT_EVERY` summaries."""
         decisions = sampler.observe(msg, wall=wall, mono=mono)
         if commit:
-            sampler.commit()
+            self._uncommitted += 1
+            if self.live or self._uncommitted >= SCRATCH_COMMIT_EVERY:
+                sampler.commit()
+                self._uncommitted = 0
         return self._decision_emits(decisions)
 
     def _decision_emits(self, decisions: Iterable[Decision]) -> list[Emit]:

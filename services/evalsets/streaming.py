@@ -237,10 +237,14 @@ class SamplerCore:
         check_wait_seconds: float,
         now: float,
         journal_bytes: int | None = None,
+        journal: bool = True,
     ) -> None:
         self.config = config
         #: The largest journal record (the store's value bound); a larger commit goes without.
         self.journal_bytes = journal_bytes
+        #: Whether a commit writes its journal first. ``False`` for state that nothing ever
+        #: reloads after a crash (vigil scan's scratch file): the journal would only cost time.
+        self.journaled = journal
         self._secret = secret
         self._raw = raw
         self._staged: StagedMapping[bytes | str] = StagedMapping(raw)
@@ -356,6 +360,16 @@ class SamplerCore:
         self._staged.discard()
         if not changes:
             return 0
+        if self.journaled:
+            self._journal(changes)
+        for key, value in sorted(changes.items(), key=lambda kv: _WRITE_ORDER.get(kv[0][:2], 9)):
+            if value is None:
+                self._raw.pop(key, None)
+            else:
+                self._raw[key] = value
+        return len(changes)
+
+    def _journal(self, changes: Mapping[str, bytes | str | None]) -> None:
         journal = (
             json.dumps({k: _text(v) for k, v in changes.items()}, separators=(",", ":")).encode(
                 "utf-8"
@@ -369,12 +383,6 @@ class SamplerCore:
             self._raw[JOURNAL] = journal
         else:
             self._raw.pop(JOURNAL, None)
-        for key, value in sorted(changes.items(), key=lambda kv: _WRITE_ORDER.get(kv[0][:2], 9)):
-            if value is None:
-                self._raw.pop(key, None)
-            else:
-                self._raw[key] = value
-        return len(changes)
 
     @property
     def retired_through(self) -> str | None:

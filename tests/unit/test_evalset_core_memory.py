@@ -138,3 +138,36 @@ def test_the_ids_read_from_a_stored_accumulator_are_those_it_names() -> None:
     ):
         assert stored_case_ids(acc.period, acc.conversation_id, stored) == acc.case_ids()
     assert len(long.case_ids()) > 2 and plain.case_ids() == [f"{W}:c1"]
+
+
+def test_a_scratch_sampler_commits_in_runs_without_a_journal_and_decides_the_same() -> None:
+    """vigil scan's sampler (no live cases: its state is a scratch file) writes no journal and
+    commits once per SCRATCH_COMMIT_EVERY summaries; the worker's commits every summary it is
+    asked to, behind its journal. Both decide the same."""
+    from services.evalsets.core import SCRATCH_COMMIT_EVERY
+    from services.evalsets.state import ConversationSummary
+    from services.evalsets.streaming import JOURNAL, SampleIn
+
+    es = EvalsetSettings()
+    spec = evalset_specs(es)["evalset-sampler"]
+    runs = {}
+    for live in (True, False):
+        core = EvalsetCore(es, partitions=1, live=live)
+        store = MemoryStore(spec)
+        sampler = core.new_sampler(store, now=0.0)
+        decided = []
+        written = []
+        for n in range(SCRATCH_COMMIT_EVERY + 3):
+            msg = SampleIn(
+                kind="summary",
+                summary=ConversationSummary(conversation_id=f"c{n}", period=W, language="en"),
+            )
+            decided += [e.value for e in core.on_sample(sampler, msg, wall=0.0, mono=0.0)]
+            written.append(len(store))
+        runs[live] = (decided, written, JOURNAL in store)
+        sampler.commit()
+        # members, their stratum, the period's flags, the journal (live only)
+        assert len(store) == SCRATCH_COMMIT_EVERY + 3 + 2 + live
+    assert runs[True][0] == runs[False][0]
+    assert runs[True][2] and not runs[False][2]
+    assert runs[False][1][SCRATCH_COMMIT_EVERY - 2] == 0 < runs[False][1][SCRATCH_COMMIT_EVERY - 1]
