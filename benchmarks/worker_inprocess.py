@@ -3,7 +3,8 @@
 :class:`~services.streaming.runner.StreamRunner` over in-memory stores, fed the events of a
 benchmark mix in batches per partition (the input keyed by conversation, as on the topic), with
 the internal channels looped back as the worker's agents would take them: the eval-set summaries
-to :meth:`StreamRunner.samples`, the sampler's decisions to :meth:`StreamRunner.decisions`.
+to :meth:`StreamRunner.samples`, the sampler's decisions to :meth:`StreamRunner.decisions`
+(with ``--deferred``, claim-check requests to :meth:`StreamRunner.check`, without a judge).
 Every other emit is encoded (as the producer would) and dropped. What this leaves out is Kafka,
 Faust and RocksDB (``benchmarks/streaming.py`` measures those through the broker); what it
 measures is the dataflow's own cost in the worker's composition, repeatable and profilable::
@@ -39,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C
 from prometheus_client import CollectorRegistry
 
-from services.dataflow.flow import Dataflow
+from services.dataflow.flow import CHECKS, Dataflow
 from services.dataflow.partitioning import partition_of
 from services.dataflow.records import Emit, encode
 from services.evalsets.core import ARCHIVE, CASES, DECISIONS, SAMPLES
@@ -66,7 +67,7 @@ class LoopSink:
 
     async def __call__(self, emit: Emit) -> asyncio.Future[Any]:
         data = (self.encode if emit.channel in (CASES, ARCHIVE) else encode)(emit.value)
-        if emit.channel in (SAMPLES, DECISIONS):
+        if emit.channel in (SAMPLES, DECISIONS, CHECKS):
             self.queued[emit.channel].append(emit)
         else:
             self.bytes += len(data or b"")
@@ -154,11 +155,13 @@ class Split:
         return out
 
 
-async def _run(lines: list[bytes], partitions: int, batch: int) -> dict[str, Any]:
+async def _run(
+    lines: list[bytes], partitions: int, batch: int, *, deferred: bool = False
+) -> dict[str, Any]:
     settings = Settings(store="memory://", data_dir=Path(tempfile.mkdtemp()))
     flow = Dataflow(settings, CollectorRegistry(), clock="wall", partitions=partitions)
     sink = LoopSink()
-    runner = StreamRunner(flow, MemoryStates(flow), sink)
+    runner = StreamRunner(flow, MemoryStates(flow), sink, deferred=deferred)
     split = Split()
     split.install(flow, runner, sink)
     per_part: dict[int, list[Record]] = defaultdict(list)
@@ -174,7 +177,14 @@ async def _run(lines: list[bytes], partitions: int, batch: int) -> dict[str, Any
         per_part[part].append(record(INPUT, line, key, part))
 
     async def drain_internal() -> None:
-        while sink.queued[SAMPLES] or sink.queued[DECISIONS]:
+        while sink.queued[SAMPLES] or sink.queued[DECISIONS] or sink.queued[CHECKS]:
+            checks, sink.queued[CHECKS] = sink.queued[CHECKS], []
+            by_check: dict[int, list[Record]] = defaultdict(list)
+            for e in checks:
+                p = partition_of(e.key.decode(), partitions) if e.key else 0
+                by_check[p].append(record(CHECKS, encode(e.value) or b"", e.key, p))
+            for recs in by_check.values():
+                await runner.check(recs)
             samples, sink.queued[SAMPLES] = sink.queued[SAMPLES], []
             if samples:
                 await runner.samples(
@@ -223,6 +233,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--partitions", type=int, default=4)
     ap.add_argument("--batch", type=int, default=500)
     ap.add_argument("--cprofile", type=int, default=0, help="print the top N functions")
+    ap.add_argument(
+        "--deferred", action="store_true", help="claim checks on their own channel (no judge)"
+    )
     ap.add_argument("--sort", default="cumulative")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
@@ -230,14 +243,16 @@ def main(argv: list[str] | None = None) -> None:
     if args.cprofile:
         prof = cProfile.Profile()
         prof.enable()
-        result = asyncio.run(_run(lines, args.partitions, args.batch))
+        result = asyncio.run(_run(lines, args.partitions, args.batch, deferred=args.deferred))
         prof.disable()
         out = io.StringIO()
         pstats.Stats(prof, stream=out).sort_stats(args.sort).print_stats(args.cprofile)
         print(out.getvalue())
     else:
-        result = asyncio.run(_run(lines, args.partitions, args.batch))
-    result.update(mix=args.mix, partitions=args.partitions, batch=args.batch)
+        result = asyncio.run(_run(lines, args.partitions, args.batch, deferred=args.deferred))
+    result.update(
+        mix=args.mix, partitions=args.partitions, batch=args.batch, deferred=args.deferred
+    )
     print(json.dumps(result, indent=2))
 
 
