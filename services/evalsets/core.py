@@ -25,11 +25,11 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
-from typing import Final, Literal
+from typing import Final, Literal, get_args
 
 from schemas.evalset import EvalCase, SourceRef
 from schemas.events import ChatEvent
-from schemas.outputs import Finding
+from schemas.outputs import Category, Finding
 from schemas.review import ReviewLabel
 from schemas.verdicts import GroundingReport
 from services.dataflow.records import Effects, Emit
@@ -84,6 +84,10 @@ _WHOLE: Final = b'"trimmed":false}'
 #: each commit writes every stratum changed since the last, so one per summary rewrote a
 #: stratum per summary; this bounds the writes staged in memory meanwhile.
 SCRATCH_COMMIT_EVERY: Final = 512
+#: What the case side remembers telling the sampler of a conversation, as bits of an int.
+_CATEGORY_BITS: Final = {c: 1 << i for i, c in enumerate(get_args(Category))}
+_LANGUAGE: Final = 1 << len(_CATEGORY_BITS)
+_TENANT: Final = _LANGUAGE << 1
 _WEEK = 7 * 24 * 3600.0
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -156,9 +160,10 @@ class EvalsetCore:
         self.secret = secret if secret is not None else es.secret
         self.partitions = partitions
         self.live = live
-        #: (period, conversation) -> what the sampler was told of it: categories, whether a
-        #: language and a tenant were known.
-        self._sent: OrderedDict[str, tuple[frozenset[str], bool, bool]] = OrderedDict()
+        #: (period, conversation) -> what the sampler was told of it: a bit per category, one
+        #: for a known language, one for a known tenant (an int: nothing for the garbage
+        #: collector to walk, in a memo of up to ``memo_conversations`` entries).
+        self._sent: OrderedDict[str, int] = OrderedDict()
         self._published: _LRU = _LRU(es.memo_conversations)
         #: Summaries folded since the last commit of a scratch sampler.
         self._uncommitted = 0
@@ -254,9 +259,10 @@ class EvalsetCore:
             if period not in meta.periods:
                 self._note_period(st, part, period)
         out: list[Emit] = []
-        categories = frozenset(f.category for f in findings)
-        news = self._news(f"{period}|{cid}", categories, event.base_language, event.tenant)
-        if check is not None or news:
+        told = (_LANGUAGE if event.language else 0) | (_TENANT if event.tenant is not None else 0)
+        for f in findings:
+            told |= _CATEGORY_BITS[f.category]
+        if check is not None or self._news(f"{period}|{cid}", told):
             msg = SampleIn(
                 kind="summary",
                 summary=summary_from_event(event, findings, None, self.config, period=period),
@@ -270,37 +276,32 @@ class EvalsetCore:
             out += self._reconcile(st, part, [(period, cid)])
         return out
 
-    def _news(
-        self, key: str, categories: frozenset[str], language: str | None, tenant: str | None
-    ) -> bool:
-        """Whether a summary with ``categories``, ``language`` and ``tenant`` tells the sampler
-        anything it was not told (categories, a first language or tenant); remembers it.
-        Summaries merge by union and first-wins, so one that adds nothing changes nothing: not
-        sending it saves a message per event (and building it). The memory is this process's
-        only (a miss after a restart just sends again)."""
+    def _news(self, key: str, told: int) -> bool:
+        """Whether a summary saying ``told`` (bits of ``_CATEGORY_BITS``, ``_LANGUAGE``,
+        ``_TENANT``) tells the sampler anything it was not told (a category, a first language or
+        tenant); remembers it. Summaries merge by union and first-wins, so one that adds nothing
+        changes nothing: not sending it saves a message per event (and building it). The memory
+        is this process's only (a miss after a restart just sends again)."""
         sent = self._sent.get(key)
-        lang, tenant_known = language is not None, tenant is not None
-        if (
-            sent is not None
-            and categories <= sent[0]
-            and (sent[1] or not lang)
-            and (sent[2] or not tenant_known)
-        ):
+        if sent is not None and not told & ~sent:
             self._sent.move_to_end(key)
             return False
-        merged = (
-            (categories | sent[0], sent[1] or lang, sent[2] or tenant_known)
-            if sent
-            else (categories, lang, tenant_known)
-        )
-        self._sent[key] = merged
+        self._sent[key] = told if sent is None else sent | told
         self._sent.move_to_end(key)
         if len(self._sent) > self.es.memo_conversations:
             self._sent.popitem(last=False)
         return True
 
-    def _reconcile(self, st: KeyedStore, part: int, keys: Iterable[tuple[str, str]]) -> list[Emit]:
-        """The case of each selected ``(period, conversation)`` whose inputs changed."""
+    def _reconcile(
+        self,
+        st: KeyedStore,
+        part: int,
+        keys: Iterable[tuple[str, str]],
+        written: Sequence[Selection] = (),
+    ) -> list[Emit]:
+        """The case of each selected ``(period, conversation)`` whose inputs changed.
+        ``written``: selections just stored (:meth:`_put_selection`), not decoded again."""
+        known = {(s.period, s.conversation_id): s for s in written}
         out: list[Emit] = []
         for period, cid in dict.fromkeys(keys):
             sel_raw = st.get(sel_key(part, period, cid))
@@ -313,8 +314,9 @@ class EvalsetCore:
             ident = case_id(period, cid)
             if self._published.get(ident) == digest:
                 continue
+            selection = known.get((period, cid)) or Selection.model_validate_json(sel_raw)
             cases = build_cases(
-                Selection.model_validate_json(sel_raw),
+                selection,
                 self._as_stored(st, key, acc_raw),
                 label_raw,
                 self.config,
@@ -408,13 +410,15 @@ class EvalsetCore:
         if d.selection is None:
             return self._deselect(st, part, d.period, [cid])
         self._put_selection(st, part, d.selection)
-        return self._reconcile(st, part, [(d.period, cid)])
+        return self._reconcile(st, part, [(d.period, cid)], [d.selection])
 
     def _apply_sync(self, st: KeyedStore, part: int, d: Decision, meta: ShardMeta) -> Effects:
         for selection in d.selections:
             self._put_selection(st, part, selection)
         out = (
-            self._reconcile(st, part, [(d.period, s.conversation_id) for s in d.selections])
+            self._reconcile(
+                st, part, [(d.period, s.conversation_id) for s in d.selections], d.selections
+            )
             if self.live
             else []
         )

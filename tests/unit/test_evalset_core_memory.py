@@ -171,3 +171,25 @@ def test_a_scratch_sampler_commits_in_runs_without_a_journal_and_decides_the_sam
     assert runs[True][0] == runs[False][0]
     assert runs[True][2] and not runs[False][2]
     assert runs[False][1][SCRATCH_COMMIT_EVERY - 2] == 0 < runs[False][1][SCRATCH_COMMIT_EVERY - 1]
+
+
+def test_the_summaries_sent_are_those_of_before_in_deferred_mode_too() -> None:
+    """A summary with a claim check to report (``pending`` / ``done``) is always sent and is
+    not remembered as told: the next plain event of the conversation sends its summary again;
+    after that, an event that adds nothing sends nothing, and a new category is sent."""
+    from services.evalsets.core import SAMPLES
+
+    core, st = _core()
+    events, fs, _ = conversation()
+    u0, a1, u2, a3 = events
+
+    def sent(ev: Any, findings: list[Any], check: Any = None) -> int:
+        out = core.observe(ev, findings, None, None, st, 0, check=check)
+        return sum(e.channel == SAMPLES for e in out)
+
+    assert sent(a1, [], "pending") == 1
+    assert sent(a1, [], "done") == 1
+    assert sent(u0, []) == 1  # the check summaries were not remembered
+    assert sent(u2, []) == 0
+    assert sent(a3, [f for f in fs if f.event_id == a3.event_id]) == 1  # abstention: new
+    assert sent(a3, [f for f in fs if f.event_id == a3.event_id]) == 0
