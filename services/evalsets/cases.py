@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal, Protocol, TypeVar
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
@@ -38,7 +38,7 @@ from schemas.outputs import Finding
 from schemas.review import Gap
 from schemas.verdicts import GroundingReport
 from services.evalsets.config import EvalsetConfig
-from services.evalsets.masking import mask_text, mask_values
+from services.evalsets.masking import mask_text, masked_values, replace_values
 from services.evalsets.sampler import Selection
 
 __all__ = [
@@ -51,6 +51,7 @@ __all__ = [
     "build_case",
     "build_cases",
     "case_id",
+    "stored_case_ids",
 ]
 
 MAX_ANSWERS: Final = 16
@@ -64,7 +65,29 @@ def case_id(period: str, conversation_id: str, answer: str | None = None) -> str
     return base if answer is None else f"{base}#{answer}"
 
 
-class AnswerSnapshot(BaseModel):
+class _Rank:
+    """How an answer ranks (as the conversation's evaluated answer, as a case of its own).
+
+    The fields are the models' own (declared for type checking only: pydantic would take
+    annotations here for fields, ahead of the models' own order)."""
+
+    if TYPE_CHECKING:
+        report: object | None
+        turn_index: int
+        timestamp: datetime
+        critical: bool
+
+    @property
+    def rank(self) -> tuple[bool, int, datetime]:
+        """Which answer a conversation's case evaluates: the latest checked one."""
+        return (self.report is not None, self.turn_index, self.timestamp)
+
+    @property
+    def critical_case(self) -> bool:
+        return self.critical and self.report is not None
+
+
+class AnswerSnapshot(_Rank, BaseModel):
     """One assistant answer as the case needs it (texts already masked)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -86,31 +109,21 @@ class AnswerSnapshot(BaseModel):
     question_gaps: list[Gap] = Field(default_factory=list)
 
     @property
-    def rank(self) -> tuple[bool, int, datetime]:
-        """Which answer a conversation's case evaluates: the latest checked one."""
-        return (self.report is not None, self.turn_index, self.timestamp)
-
-    @property
     def keep_rank(self) -> tuple[bool, bool, int, datetime]:
         """Which answers are kept: critical checked ones, then checked ones, then the latest."""
         checked = self.report is not None
         return (checked and self.critical, checked, self.turn_index, self.timestamp)
 
-    @property
-    def critical_case(self) -> bool:
-        return self.critical and self.report is not None
 
-
-def _mask_report(
-    report: GroundingReport, content: str, findings: Sequence[Finding], config: EvalsetConfig
-) -> GroundingReport:
-    """Mask the report's texts (``services.checking`` already does; this is idempotent)."""
-    if not config.mask_pii:
+def _mask_report(report: GroundingReport, values: Sequence[tuple[str, str]]) -> GroundingReport:
+    """Mask the report's texts (``services.checking`` already does; this is idempotent):
+    ``values`` are the answer's :func:`~services.evalsets.masking.masked_values` (none: the
+    report as it is)."""
+    if not values:
         return report
-    cats = config.mask_categories
 
     def m(text: str) -> str:
-        return mask_values(text, content, findings, cats)
+        return replace_values(text, values)
 
     claims = [c.model_copy(update={"text": m(c.text)}) for c in report.claims]
     return report.model_copy(
@@ -122,6 +135,21 @@ def _mask_report(
             ],
         }
     )
+
+
+def _values(
+    content: str, findings: Sequence[Finding], config: EvalsetConfig
+) -> list[tuple[str, str]]:
+    """The values matched in a message that texts derived from it have masked (none when
+    masking is off)."""
+    return masked_values(content, findings, config.mask_categories) if config.mask_pii else []
+
+
+def _has_source(sources: Sequence[SourceRef], source: SourceRef) -> bool:
+    """``source in sources``, as pydantic's ``==`` decides it for these models (same class,
+    same field values: they have no private or extra attributes), without its cost per item."""
+    kind, fields = type(source), source.__dict__
+    return any(type(s) is kind and s.__dict__ == fields for s in sources)
 
 
 class CaseAccumulator(BaseModel):
@@ -147,26 +175,18 @@ class CaseAccumulator(BaseModel):
     def _mask(self, text: str, findings: Sequence[Finding], config: EvalsetConfig) -> str:
         return mask_text(text, findings, config.mask_categories) if config.mask_pii else text
 
-    def _mask_derived(
-        self, text: str, content: str, own: Sequence[Finding], config: EvalsetConfig
-    ) -> str:
-        """A passage may hold a value the answer leaked: mask the answer's values in it too."""
-        return mask_values(text, content, own, config.mask_categories) if config.mask_pii else text
-
     def _masked_findings(
-        self, content: str, own: Sequence[Finding], config: EvalsetConfig
+        self, own: Sequence[Finding], values: Sequence[tuple[str, str]], config: EvalsetConfig
     ) -> list[Finding]:
         """Findings of unmasked categories (medical, grounding, ...) keep their evidence text,
-        which may contain a value another finding masks: mask those values in it too."""
-        if not config.mask_pii:
-            return list(own)
+        which may contain a value another finding masks (``values``): mask those values in it
+        too. A finding with nothing to mask is kept as it is."""
         cats = config.mask_categories
-        return [
-            f
-            if f.category in cats
-            else f.model_copy(update={"evidence": mask_values(f.evidence, content, own, cats)})
-            for f in own
-        ]
+        out = []
+        for f in own:
+            evidence = f.evidence if f.category in cats else replace_values(f.evidence, values)
+            out.append(f if evidence == f.evidence else f.model_copy(update={"evidence": evidence}))
+        return out
 
     def observe(
         self,
@@ -179,8 +199,9 @@ class CaseAccumulator(BaseModel):
         if event.conversation_id != self.conversation_id:
             raise ValueError("event of another conversation")
         own = [f for f in findings if f.event_id == event.event_id]
+        values = _values(event.content, own, config)
         known = {f.finding_id for f in self.findings}
-        for f in self._masked_findings(event.content, own, config):
+        for f in self._masked_findings(own, values, config):
             if f.finding_id in known:
                 continue
             if len(self.findings) < MAX_FINDINGS:
@@ -197,7 +218,7 @@ class CaseAccumulator(BaseModel):
         critical = any(f.severity == "critical" for f in own)
         if event.role != "assistant" or any(a.event_id == event.event_id for a in self.answers):
             if report is not None:
-                self.observe_report(report, event, own, config)
+                self._attach_report(report, own, values)
             elif critical:
                 self._mark_critical(event.event_id)
             return
@@ -218,15 +239,12 @@ class CaseAccumulator(BaseModel):
             confidence=event.confidence,
             contexts=[
                 CaseContext(
-                    doc_id=p.doc_id,
-                    text=self._mask_derived(p.text, event.content, own, config),
-                    score=p.score,
-                    rank=p.rank,
+                    doc_id=p.doc_id, text=replace_values(p.text, values), score=p.score, rank=p.rank
                 )
                 for p in event.retrieval or []
             ],
             citations=list(event.citations or []),
-            report=_mask_report(report, event.content, own, config) if report else None,
+            report=_mask_report(report, values) if report else None,
             critical=critical,
             question_gaps=list(self.last_user_gaps) if asked else [],
         )
@@ -255,21 +273,28 @@ class CaseAccumulator(BaseModel):
     ) -> None:
         """Attach a verdict that arrives after its answer (streaming: another agent's output)."""
         own = [f for f in findings if f.event_id == event.event_id]
+        self._attach_report(report, own, _values(event.content, own, config))
+
+    def _attach_report(
+        self, report: GroundingReport, own: Sequence[Finding], values: Sequence[tuple[str, str]]
+    ) -> None:
         critical = any(f.severity == "critical" for f in own)
         for i, answer in enumerate(self.answers):
             if answer.event_id == report.event_id:
-                masked = _mask_report(report, event.content, own, config)
                 self.answers[i] = answer.model_copy(
-                    update={"report": masked, "critical": answer.critical or critical}
+                    update={
+                        "report": _mask_report(report, values),
+                        "critical": answer.critical or critical,
+                    }
                 )
 
     def add_source(self, source: SourceRef, limit: int) -> None:
-        if source not in self.sources and len(self.sources) < limit:
+        if len(self.sources) < limit and not _has_source(self.sources, source):
             self.sources.append(source)
 
     def target(self) -> AnswerSnapshot | None:
         """The evaluated answer: the latest checked one, else the latest one."""
-        return max(self.answers, key=lambda a: a.rank) if self.answers else None
+        return _target(self.answers)
 
     def to_case(
         self, selection: Selection, config: EvalsetConfig, label: EvalLabel | None = None
@@ -282,15 +307,11 @@ class CaseAccumulator(BaseModel):
     def extra_answers(self) -> list[AnswerSnapshot]:
         """The checked answers with a critical finding that are not the conversation's target:
         each is a case of its own."""
-        target = self.target()
-        return [a for a in self.answers if a.critical_case and a is not target]
+        return _extra_answers(self.answers)
 
     def case_ids(self) -> list[str]:
         """The ids of every case this conversation gives (the conversation's, then answers')."""
-        return [
-            case_id(self.period, self.conversation_id),
-            *(case_id(self.period, self.conversation_id, a.event_id) for a in self.extra_answers()),
-        ]
+        return _case_ids(self.period, self.conversation_id, self.extra_answers())
 
     def to_cases(
         self, selection: Selection, config: EvalsetConfig, labels: Sequence[EvalLabel] = ()
@@ -354,6 +375,67 @@ class CaseAccumulator(BaseModel):
             trimmed=self.trimmed,
             label=label,
         )
+
+
+class _Ranked(Protocol):
+    """What choosing a conversation's evaluated answer and its answer cases reads."""
+
+    @property
+    def event_id(self) -> str: ...
+    @property
+    def rank(self) -> tuple[bool, int, datetime]: ...
+    @property
+    def critical_case(self) -> bool: ...
+
+
+_R = TypeVar("_R", bound=_Ranked)
+
+
+def _target(answers: Sequence[_R]) -> _R | None:
+    return max(answers, key=lambda a: a.rank) if answers else None
+
+
+def _extra_answers(answers: Sequence[_R]) -> list[_R]:
+    target = _target(answers)
+    return [a for a in answers if a.critical_case and a is not target]
+
+
+def _case_ids(period: str, conversation_id: str, extra: Iterable[_Ranked]) -> list[str]:
+    return [
+        case_id(period, conversation_id),
+        *(case_id(period, conversation_id, a.event_id) for a in extra),
+    ]
+
+
+class _Checked(BaseModel):
+    """A stored verdict, of which :func:`stored_case_ids` reads only that it is there."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
+class _StoredAnswer(_Rank, BaseModel):
+    """What :func:`stored_case_ids` reads of a stored answer (the rest is skipped unread)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    event_id: str
+    turn_index: int
+    timestamp: AwareDatetime
+    report: _Checked | None = None
+    critical: bool = False
+
+
+class _StoredAnswers(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    answers: list[_StoredAnswer] = Field(default_factory=list)
+
+
+def stored_case_ids(period: str, conversation_id: str, accumulator: bytes) -> list[str]:
+    """:meth:`CaseAccumulator.case_ids` of a stored accumulator, reading only what names the
+    cases (what a tombstone needs: a fraction of the cost of decoding the accumulator)."""
+    answers = _StoredAnswers.model_validate_json(accumulator).answers
+    return _case_ids(period, conversation_id, _extra_answers(answers))
 
 
 def build_case(

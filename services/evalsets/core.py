@@ -25,11 +25,11 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Final, Literal, get_args
 
 from schemas.evalset import EvalCase, SourceRef
 from schemas.events import ChatEvent
-from schemas.outputs import Finding
+from schemas.outputs import Category, Finding
 from schemas.review import ReviewLabel
 from schemas.verdicts import GroundingReport
 from services.dataflow.records import Effects, Emit
@@ -42,7 +42,7 @@ from services.evalsets.periods import period_of, period_start, periods_order_key
 from services.evalsets.rotation import active_periods
 from services.evalsets.sampler import summary_from_event
 from services.evalsets.settings import EvalsetSettings
-from services.evalsets.state import ConversationSummary, Selection
+from services.evalsets.state import Selection
 from services.evalsets.streaming import (
     Decision,
     SampleIn,
@@ -64,6 +64,7 @@ __all__ = [
     "CASES",
     "DECISIONS",
     "SAMPLES",
+    "SCRATCH_COMMIT_EVERY",
     "EvalsetCore",
     "evalset_specs",
 ]
@@ -75,6 +76,18 @@ ARCHIVE = "evalset.archive"
 
 #: Decoded accumulators kept between events (each one conversation's case so far).
 _ACCUMULATORS = 512
+#: How an accumulator's encoding ends when it was stored whole, not shortened to fit its byte
+#: ceiling (``trimmed`` is its last field): then the accumulator kept in memory is the value
+#: the store holds, and a case is built from it without decoding what was just encoded.
+_WHOLE: Final = b'"trimmed":false}'
+#: Summaries between two commits of a sampler whose state is scratch (vigil scan, export):
+#: each commit writes every stratum changed since the last, so one per summary rewrote a
+#: stratum per summary; this bounds the writes staged in memory meanwhile.
+SCRATCH_COMMIT_EVERY: Final = 512
+#: What the case side remembers telling the sampler of a conversation, as bits of an int.
+_CATEGORY_BITS: Final = {c: 1 << i for i, c in enumerate(get_args(Category))}
+_LANGUAGE: Final = 1 << len(_CATEGORY_BITS)
+_TENANT: Final = _LANGUAGE << 1
 _WEEK = 7 * 24 * 3600.0
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -147,10 +160,13 @@ class EvalsetCore:
         self.secret = secret if secret is not None else es.secret
         self.partitions = partitions
         self.live = live
-        #: (period, conversation) -> what the sampler was told of it: categories, whether a
-        #: language and a tenant were known.
-        self._sent: OrderedDict[str, tuple[frozenset[str], bool, bool]] = OrderedDict()
+        #: (period, conversation) -> what the sampler was told of it: a bit per category, one
+        #: for a known language, one for a known tenant (an int: nothing for the garbage
+        #: collector to walk, in a memo of up to ``memo_conversations`` entries).
+        self._sent: OrderedDict[str, int] = OrderedDict()
         self._published: _LRU = _LRU(es.memo_conversations)
+        #: Summaries folded since the last commit of a scratch sampler.
+        self._uncommitted = 0
         #: Fits an accumulator under the state's byte ceiling as it is written.
         self.bound = CaseBound(es.max_case_bytes)
         self._accs = ObjectCache(
@@ -177,6 +193,7 @@ class EvalsetCore:
             check_wait_seconds=self.es.check_wait_seconds,
             now=now,
             journal_bytes=store.spec.max_value_bytes,
+            journal=self.live,
         )
 
     def forget_caches(self) -> None:
@@ -226,8 +243,11 @@ class EvalsetCore:
         meta = self.meta(st, part)
         if meta.is_retired(period):
             return []
-        selected = sel_key(part, period, cid) in st
-        if period not in meta.closed or selected:
+        closed = period in meta.closed
+        # Whether it is selected matters only to a closed period's accumulator and to a live
+        # case (vigil scan folds every event of an open period, and asks the store nothing).
+        selected = (closed or self.live) and sel_key(part, period, cid) in st
+        if not closed or selected:
             key = acc_key(part, period, cid)
             acc = self._accs.get(st, key)
             if acc is None:
@@ -239,11 +259,13 @@ class EvalsetCore:
             if period not in meta.periods:
                 self._note_period(st, part, period)
         out: list[Emit] = []
-        summary = summary_from_event(event, findings, None, self.config)
-        if check is not None or self._news(f"{period}|{cid}", summary):
+        told = (_LANGUAGE if event.language else 0) | (_TENANT if event.tenant is not None else 0)
+        for f in findings:
+            told |= _CATEGORY_BITS[f.category]
+        if check is not None or self._news(f"{period}|{cid}", told):
             msg = SampleIn(
                 kind="summary",
-                summary=summary,
+                summary=summary_from_event(event, findings, None, self.config, period=period),
                 partition=part,
                 timestamp=event.timestamp.timestamp(),
                 event_id=event.event_id,
@@ -254,57 +276,81 @@ class EvalsetCore:
             out += self._reconcile(st, part, [(period, cid)])
         return out
 
-    def _news(self, key: str, summary: ConversationSummary) -> bool:
-        """Whether ``summary`` tells the sampler anything it was not told (categories, a first
-        language or tenant); remembers it. Summaries merge by union and first-wins, so one that
-        adds nothing changes nothing: not sending it saves a message per event. The memory is
-        this process's only (a miss after a restart just sends again)."""
+    def _news(self, key: str, told: int) -> bool:
+        """Whether a summary saying ``told`` (bits of ``_CATEGORY_BITS``, ``_LANGUAGE``,
+        ``_TENANT``) tells the sampler anything it was not told (a category, a first language or
+        tenant); remembers it. Summaries merge by union and first-wins, so one that adds nothing
+        changes nothing: not sending it saves a message per event (and building it). The memory
+        is this process's only (a miss after a restart just sends again)."""
         sent = self._sent.get(key)
-        cats = frozenset(summary.categories)
-        lang, tenant = summary.language is not None, summary.tenant is not None
-        if (
-            sent is not None
-            and cats <= sent[0]
-            and (sent[1] or not lang)
-            and (sent[2] or not tenant)
-        ):
+        if sent is not None and not told & ~sent:
             self._sent.move_to_end(key)
             return False
-        merged = (
-            (cats | sent[0], sent[1] or lang, sent[2] or tenant) if sent else (cats, lang, tenant)
-        )
-        self._sent[key] = merged
+        self._sent[key] = told if sent is None else sent | told
         self._sent.move_to_end(key)
         if len(self._sent) > self.es.memo_conversations:
             self._sent.popitem(last=False)
         return True
 
-    def _reconcile(self, st: KeyedStore, part: int, keys: Iterable[tuple[str, str]]) -> list[Emit]:
-        """The case of each selected ``(period, conversation)`` whose inputs changed."""
+    def _reconcile(
+        self,
+        st: KeyedStore,
+        part: int,
+        keys: Iterable[tuple[str, str]],
+        written: Sequence[Selection] = (),
+    ) -> list[Emit]:
+        """The case of each selected ``(period, conversation)`` whose inputs changed.
+        ``written``: selections just stored (:meth:`_put_selection`), not decoded again."""
+        known = {(s.period, s.conversation_id): s for s in written}
         out: list[Emit] = []
         for period, cid in dict.fromkeys(keys):
             sel_raw = st.get(sel_key(part, period, cid))
             if sel_raw is None:
                 continue
-            acc_raw = self._accs.raw(st, acc_key(part, period, cid))
+            key = acc_key(part, period, cid)
+            acc_raw = self._accs.raw(st, key)
             label_raw = st.get(label_key(part, cid))
             digest = case_digest(sel_raw, acc_raw, label_raw)
-            key = case_id(period, cid)
-            if self._published.get(key) == digest:
+            ident = case_id(period, cid)
+            if self._published.get(ident) == digest:
                 continue
+            selection = known.get((period, cid)) or Selection.model_validate_json(sel_raw)
             cases = build_cases(
-                Selection.model_validate_json(sel_raw), acc_raw, label_raw, self.config
+                selection,
+                self._as_stored(st, key, acc_raw),
+                label_raw,
+                self.config,
             )
             out += [Emit(CASES, c.case_id.encode(), c) for c in cases]
-            self._published.put(key, digest)
+            self._published.put(ident, digest)
         return out
+
+    def _stored_acc(self, st: KeyedStore, key: str) -> CaseAccumulator | None:
+        """The accumulator at ``key`` as the store will hold it after the next flush."""
+        return self._as_stored(st, key, self._accs.raw(st, key))
+
+    def _as_stored(self, st: KeyedStore, key: str, raw: bytes | None) -> CaseAccumulator | None:
+        """The accumulator the store holds at ``key`` (encoded ``raw``, just written or read).
+
+        Cases are built from what the store holds, so that a restarted worker builds the same
+        ones. When the accumulator was stored whole, that is the one kept in memory (``raw`` was
+        encoded from it, or it was decoded from ``raw``), and decoding ``raw`` again would only
+        cost time; one shortened to fit its byte ceiling
+        (:class:`~services.evalsets.bounds.CaseBound`) is decoded from ``raw``.
+        """
+        if raw is None:
+            return None
+        acc: CaseAccumulator | None = self._accs.get(st, key)
+        if acc is None or acc.trimmed or not raw.endswith(_WHOLE):
+            return CaseAccumulator.model_validate_json(raw)
+        return acc
 
     def cases_for(self, st: KeyedStore, part: int, selection: Selection) -> list[EvalCase]:
         """The cases of a selected conversation from its accumulator and labels."""
         cid, period = selection.conversation_id, selection.period
         return build_cases(
             selection,
-            self._accs.raw(st, acc_key(part, period, cid)),
+            self._stored_acc(st, acc_key(part, period, cid)),
             st.get(label_key(part, cid)),
             self.config,
         )
@@ -364,13 +410,15 @@ class EvalsetCore:
         if d.selection is None:
             return self._deselect(st, part, d.period, [cid])
         self._put_selection(st, part, d.selection)
-        return self._reconcile(st, part, [(d.period, cid)])
+        return self._reconcile(st, part, [(d.period, cid)], [d.selection])
 
     def _apply_sync(self, st: KeyedStore, part: int, d: Decision, meta: ShardMeta) -> Effects:
         for selection in d.selections:
             self._put_selection(st, part, selection)
         out = (
-            self._reconcile(st, part, [(d.period, s.conversation_id) for s in d.selections])
+            self._reconcile(
+                st, part, [(d.period, s.conversation_id) for s in d.selections], d.selections
+            )
             if self.live
             else []
         )
@@ -480,10 +528,15 @@ class EvalsetCore:
     ) -> list[Emit]:
         """Fold one summary into the sampler; the decisions it causes. ``commit=False``: the
         caller commits once for a batch of summaries (the worker: one journal and one write of
-        each changed stratum per batch, not per summary), before it sends their decisions."""
+        each changed stratum per batch, not per summary), before it sends their decisions.
+        Without live cases (vigil scan, export: the sampler's state is scratch, and the end of
+        the run commits), a commit is made once per :data:`SCRATCH_COMMIT_EVERY` summaries."""
         decisions = sampler.observe(msg, wall=wall, mono=mono)
         if commit:
-            sampler.commit()
+            self._uncommitted += 1
+            if self.live or self._uncommitted >= SCRATCH_COMMIT_EVERY:
+                sampler.commit()
+                self._uncommitted = 0
         return self._decision_emits(decisions)
 
     def _decision_emits(self, decisions: Iterable[Decision]) -> list[Emit]:

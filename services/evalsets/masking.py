@@ -17,7 +17,7 @@ from typing import Final
 
 from schemas.outputs import Finding
 
-__all__ = ["MASKED_TEXT", "mask_text", "mask_values"]
+__all__ = ["MASKED_TEXT", "mask_text", "mask_values", "masked_values", "replace_values"]
 
 MASKED_TEXT: Final = "[MASKED]"
 
@@ -75,10 +75,18 @@ def mask_values(
 ) -> str:
     """Replace, anywhere in ``text``, each value the findings matched in ``content``.
 
-    For texts derived from the content (claim sentences, citation sentences, other findings'
-    evidence) whose offsets are unknown or already shifted. Longest values first; idempotent (an
-    already masked text has no raw value left), as ``services.checking`` redacts its reports.
+    For texts derived from the content (claim and citation sentences, other findings' evidence)
+    whose offsets are unknown or already shifted. Longest values first; idempotent (an already
+    masked text has no raw value left), as ``services.checking`` redacts its reports. Several
+    texts derived from one message: :func:`masked_values` once, then :func:`replace_values`.
     """
+    return replace_values(text, masked_values(content, findings, categories))
+
+
+def masked_values(
+    content: str, findings: Sequence[Finding], categories: Collection[str]
+) -> list[tuple[str, str]]:
+    """The ``(value, mask)`` pairs :func:`mask_values` replaces, longest value first."""
     pairs = []
     for f in findings:
         if f.category not in categories or f.end <= f.start or f.end > len(content):
@@ -86,6 +94,11 @@ def mask_values(
         value = content[f.start : f.end]
         evidence = f.evidence if f.evidence and f.evidence != value else f"[{f.entity}]"
         pairs.append((value, evidence))
-    for value, evidence in sorted(pairs, key=lambda p: -len(p[0])):
+    return sorted(pairs, key=lambda p: -len(p[0]))
+
+
+def replace_values(text: str, pairs: Sequence[tuple[str, str]]) -> str:
+    """``text`` with each value of :func:`masked_values`' ``pairs`` replaced, in their order."""
+    for value, evidence in pairs:
         text = text.replace(value, evidence)
     return text

@@ -111,11 +111,14 @@ def summary_from_event(
     findings: Iterable[Finding],
     source: SourceRef | None,
     config: EvalsetConfig,
+    *,
+    period: str | None = None,
 ) -> ConversationSummary:
-    """The summary of one screened (and possibly checked) event."""
+    """The summary of one screened (and possibly checked) event (``period``: the event's
+    period, when the caller has it already)."""
     return ConversationSummary(
         conversation_id=event.conversation_id,
-        period=period_of(event.timestamp, config.period_kind),
+        period=period if period is not None else period_of(event.timestamp, config.period_kind),
         categories=frozenset(f.category for f in findings),
         language=event.base_language,
         tenant=event.tenant,
@@ -174,8 +177,9 @@ def _merge(
         else:
             dropped += 1  # not idempotent past the cap: a re-delivered drop counts again
     flag = flag_of(categories, config.category_priority)
-    # Every part is already validated (summary and record are models): skip re-validation.
-    return MemberRecord.model_construct(
+    # Validated, although every part already was: pydantic builds a model this small faster
+    # than model_construct does (and a bug cannot store a record it would refuse to read).
+    return MemberRecord(
         stratum=stratum_key(flag, language, tenant, config),
         priority=prio,
         categories=tuple(sorted(categories)),
@@ -290,16 +294,15 @@ class EvalsetSampler:
                 previous_stratum=record.stratum,
             )
         entry = KeptEntry(priority=prio, conversation_id=cid)
-        touched = {merged.stratum} | ({record.stratum} if record else set())
-        before = {
-            k: {e.conversation_id for e in self._stratum(state, k).selected()} for k in touched
-        }
+        # Who is selected before and after, from what the move changed (not from a comparison
+        # of the strata's whole selections): a conversation is a candidate of one stratum only.
+        into = self._stratum(state, merged.stratum)
+        left = pulled = None
         if record is not None:
-            self._stratum(state, record.stratum).remove(entry)
-        self._stratum(state, merged.stratum).insert(entry)
-        after = {k: {e.conversation_id for e in state.strata[k].selected()} for k in touched}
-        old = set().union(*before.values())
-        new = set().union(*after.values())
+            left, pulled = self._stratum(state, record.stratum).remove(entry)
+        joined, pushed = into.insert(entry)
+        before = {c for c in (left, pushed) if c is not None}
+        after = {c for c in (pulled, joined) if c is not None}
         self.states[skey] = state
         return AddResult(
             period=period,
@@ -308,8 +311,8 @@ class EvalsetSampler:
             changed=True,
             stratum=merged.stratum,
             previous_stratum=record.stratum if record else None,
-            admitted=sorted(new - old),
-            evicted=sorted(old - new),
+            admitted=sorted(after - before),
+            evicted=sorted(before - after),
         )
 
     def close(self, period: str) -> None:

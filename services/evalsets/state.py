@@ -61,6 +61,10 @@ class KeptEntry(BaseModel):
         return (self.priority, self.conversation_id)
 
 
+def _order(entry: KeptEntry) -> tuple[float, str]:
+    return (entry.priority, entry.conversation_id)
+
+
 class StratumState(BaseModel):
     """Population count and bottom-(capacity + reserve) candidates of one stratum."""
 
@@ -77,23 +81,43 @@ class StratumState(BaseModel):
     def _admits(self, entry: KeptEntry) -> bool:
         return self.bound is None or entry.order < self.bound.order
 
-    def insert(self, entry: KeptEntry) -> None:
+    def insert(self, entry: KeptEntry) -> tuple[str | None, str | None]:
+        """Count ``entry`` and keep it if it is a candidate. Returns what that changed in the
+        selection: the conversation that joined it (``entry``'s) and the one pushed out of it,
+        each ``None`` when none did."""
         self.population += 1
         if not self._admits(entry):
-            return
-        orders = [e.order for e in self.kept]
-        self.kept.insert(bisect.bisect_left(orders, entry.order), entry)
+            return None, None
+        i = bisect.bisect_left(self.kept, entry.order, key=_order)
+        joins = i < self.capacity
+        pushed = (
+            self.kept[self.capacity - 1].conversation_id
+            if joins and len(self.kept) >= self.capacity
+            else None
+        )
+        self.kept.insert(i, entry)
         if len(self.kept) > self.capacity + self.reserve:
             self.bound = self.kept.pop()
+        return (entry.conversation_id if joins else None), pushed
 
-    def remove(self, entry: KeptEntry) -> None:
+    def remove(self, entry: KeptEntry) -> tuple[str | None, str | None]:
+        """Uncount ``entry`` and drop it from the candidates. Returns what that changed in the
+        selection: the conversation that left it (``entry``'s) and the one that took its place,
+        each ``None`` when none did."""
         if self.population <= 0:
             raise ValueError("stratum population would become negative")
         self.population -= 1
-        orders = [e.order for e in self.kept]
-        i = bisect.bisect_left(orders, entry.order)
-        if i < len(self.kept) and self.kept[i].order == entry.order:
-            del self.kept[i]
+        i = bisect.bisect_left(self.kept, entry.order, key=_order)
+        if i >= len(self.kept) or self.kept[i].order != entry.order:
+            return None, None
+        leaves = i < self.capacity
+        pulled = (
+            self.kept[self.capacity].conversation_id
+            if leaves and len(self.kept) > self.capacity
+            else None
+        )
+        del self.kept[i]
+        return (entry.conversation_id if leaves else None), pulled
 
     def selected(self) -> list[KeptEntry]:
         return self.kept[: self.capacity]

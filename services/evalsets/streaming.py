@@ -47,13 +47,14 @@ import hashlib
 import json
 from collections.abc import Container, Iterable, Mapping, MutableMapping
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from schemas.evalset import EvalCase, EvalLabel
 from services.dataflow.partitioning import partition_of
-from services.evalsets.cases import CaseAccumulator, case_id
+from services.evalsets.cases import CaseAccumulator, case_id, stored_case_ids
 from services.evalsets.config import EvalsetConfig
 from services.evalsets.periods import period_end, period_of, period_start, shift_period
 from services.evalsets.sampler import EvalsetSampler
@@ -69,6 +70,9 @@ from services.evalsets.tables import ModelMapping, PrefixedMapping, StagedMappin
 
 __all__ = [
     "CHUNK",
+    "MEMBER_MEMO",
+    "MEMBER_MEMO_BYTES",
+    "PARTITION_MEMO",
     "Decision",
     "PendingCheck",
     "SampleIn",
@@ -96,6 +100,15 @@ JOURNAL: Final = "J"
 JOURNAL_MAX: Final = 512
 #: Order of a commit's writes by key prefix: retirement mark, period flags, strata, checks, members.
 _WRITE_ORDER: Final = {"R": 0, "P|": 1, "S|": 2, "K|": 3, "M|": 4}
+#: Member records the sampler keeps decoded (a conversation's next summary reads its record
+#: again, and the selection sent for it reads it once more), and the most bytes of their
+#: encodings (a record holds up to ``max_sources`` sources, a few KiB).
+MEMBER_MEMO: Final = 4096
+MEMBER_MEMO_BYTES: Final = 4 * 1024 * 1024
+#: Conversations whose partition :func:`partition_for` remembers: murmur2 in Python costs
+#: more than the rest of an update. Ids are at most 256 characters (``Ident``), so this
+#: bounds the memory as well (under 3 MiB).
+PARTITION_MEMO: Final = 8192
 
 
 class _Msg(BaseModel):
@@ -154,6 +167,7 @@ class TickPlan(_Msg):
     retire: list[str]
 
 
+@lru_cache(maxsize=PARTITION_MEMO)
 def partition_for(conversation_id: str, partitions: int) -> int:
     """Kafka's default partition of a message keyed by ``conversation_id`` (murmur2)."""
     return partition_of(conversation_id, partitions)
@@ -223,10 +237,14 @@ class SamplerCore:
         check_wait_seconds: float,
         now: float,
         journal_bytes: int | None = None,
+        journal: bool = True,
     ) -> None:
         self.config = config
         #: The largest journal record (the store's value bound); a larger commit goes without.
         self.journal_bytes = journal_bytes
+        #: Whether a commit writes its journal first. ``False`` for state that nothing ever
+        #: reloads after a crash (vigil scan's scratch file): the journal would only cost time.
+        self.journaled = journal
         self._secret = secret
         self._raw = raw
         self._staged: StagedMapping[bytes | str] = StagedMapping(raw)
@@ -294,7 +312,12 @@ class SamplerCore:
         for key in members:  # left over by a retirement that was cut short
             if _is_retired(key.split("|", 2)[1], meta.retired_through):
                 self._staged.pop(key, None)
-        view = ModelMapping(PrefixedMapping(self._staged, "M|"), MemberRecord)
+        view = ModelMapping(
+            PrefixedMapping(self._staged, "M|"),
+            MemberRecord,
+            memo=MEMBER_MEMO,
+            memo_bytes=MEMBER_MEMO_BYTES,
+        )
         self.sampler = EvalsetSampler(self.config, self._secret, states=states, members=view)
         self.pending = pending
         self._meta = meta
@@ -337,6 +360,16 @@ class SamplerCore:
         self._staged.discard()
         if not changes:
             return 0
+        if self.journaled:
+            self._journal(changes)
+        for key, value in sorted(changes.items(), key=lambda kv: _WRITE_ORDER.get(kv[0][:2], 9)):
+            if value is None:
+                self._raw.pop(key, None)
+            else:
+                self._raw[key] = value
+        return len(changes)
+
+    def _journal(self, changes: Mapping[str, bytes | str | None]) -> None:
         journal = (
             json.dumps({k: _text(v) for k, v in changes.items()}, separators=(",", ":")).encode(
                 "utf-8"
@@ -350,12 +383,6 @@ class SamplerCore:
             self._raw[JOURNAL] = journal
         else:
             self._raw.pop(JOURNAL, None)
-        for key, value in sorted(changes.items(), key=lambda kv: _WRITE_ORDER.get(kv[0][:2], 9)):
-            if value is None:
-                self._raw.pop(key, None)
-            else:
-                self._raw[key] = value
-        return len(changes)
 
     @property
     def retired_through(self) -> str | None:
@@ -594,30 +621,36 @@ def encode_labels(labels: Iterable[EvalLabel]) -> bytes:
 
 def build_cases(
     selection: Selection,
-    accumulator: bytes | None,
+    accumulator: CaseAccumulator | bytes | None,
     labels: bytes | None,
     config: EvalsetConfig,
 ) -> list[EvalCase]:
-    """The cases of a selected conversation from its raw accumulator and labels (the
-    conversation's case first, then one per other critical checked answer).
+    """The cases of a selected conversation from its accumulator (decoded, or as stored) and
+    raw labels (the conversation's case first, then one per other critical checked answer).
 
     The sampler's records carry no sources (summaries travel without them): the cases take the
     Kafka offsets its accumulator collected.
     """
     cid, period = selection.conversation_id, selection.period
-    acc = (
-        CaseAccumulator.model_validate_json(accumulator)
-        if accumulator
-        else CaseAccumulator(conversation_id=cid, period=period)
-    )
+    acc = _accumulator(accumulator) or CaseAccumulator(conversation_id=cid, period=period)
     labs = [lab for lab in decode_labels(labels) if lab.conversation_id == cid]
     sel = selection.model_copy(update={"sources": ()}) if selection.sources else selection
     return acc.to_cases(sel, config, labs)
 
 
-def case_ids(period: str, conversation_id: str, accumulator: bytes | None) -> list[str]:
+def case_ids(
+    period: str, conversation_id: str, accumulator: CaseAccumulator | bytes | None
+) -> list[str]:
     """The ids of the cases :func:`build_cases` gives for a conversation of a period (whatever
     its selection: they depend on the accumulator only)."""
+    if isinstance(accumulator, CaseAccumulator):
+        return accumulator.case_ids()
     if not accumulator:
         return [case_id(period, conversation_id)]
-    return CaseAccumulator.model_validate_json(accumulator).case_ids()
+    return stored_case_ids(period, conversation_id, accumulator)
+
+
+def _accumulator(value: CaseAccumulator | bytes | None) -> CaseAccumulator | None:
+    if isinstance(value, CaseAccumulator):
+        return value
+    return CaseAccumulator.model_validate_json(value) if value else None

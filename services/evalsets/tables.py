@@ -18,6 +18,7 @@ on failure): the worker's sampler writes one message's changes together, behind 
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Iterator, MutableMapping
 from typing import Any, Final, Generic, TypeVar
 
@@ -41,20 +42,65 @@ class ModelMapping(MutableMapping[str, M], Generic[M]):
     b'{"period":"2026-W45","closed":false,"strata":{},"late_after_close":0}'
     >>> view["2026-W45"].period
     '2026-W45'
+
+    ``memo`` > 0 (frozen models only: a value is handed out again, not a copy): the last
+    ``memo`` values read or written, at most ``memo_bytes`` of their encodings, are kept
+    decoded, and a read whose raw value is the one they came from (the same or equal bytes)
+    decodes nothing. The raw mapping stays the truth: a key deleted or changed there is read
+    from there.
     """
 
-    def __init__(self, raw: MutableMapping[str, bytes | str], model: type[M]) -> None:
+    def __init__(
+        self,
+        raw: MutableMapping[str, bytes | str],
+        model: type[M],
+        *,
+        memo: int = 0,
+        memo_bytes: int = 0,
+    ) -> None:
+        if memo and not model.model_config.get("frozen"):
+            raise ValueError(f"{model.__name__} is not frozen: its values cannot be shared")
         self._raw = raw
         self._model = model
+        self._memo_size = memo
+        self._memo_bytes = memo_bytes
+        #: key -> (the raw value, its decoded model), least recently used first
+        self._memo: OrderedDict[str, tuple[bytes | str, M]] = OrderedDict()
+        self._held = 0
 
     def __getitem__(self, key: str) -> M:
-        return self._model.model_validate_json(self._raw[key])
+        raw = self._raw[key]
+        hit = self._memo.get(key)
+        if hit is not None and (hit[0] is raw or hit[0] == raw):
+            self._memo.move_to_end(key)
+            return hit[1]
+        value = self._model.model_validate_json(raw)
+        self._remember(key, raw, value)
+        return value
 
     def __setitem__(self, key: str, value: M) -> None:
-        self._raw[key] = value.model_dump_json().encode("utf-8")
+        raw = value.model_dump_json().encode("utf-8")
+        self._raw[key] = raw
+        self._remember(key, raw, value)
 
     def __delitem__(self, key: str) -> None:
+        self._forget(key)
         del self._raw[key]
+
+    def _remember(self, key: str, raw: bytes | str, value: M) -> None:
+        if not self._memo_size:
+            return
+        self._forget(key)
+        self._memo[key] = (raw, value)
+        self._held += len(raw)
+        while len(self._memo) > self._memo_size or self._held > self._memo_bytes:
+            _, (gone, _) = self._memo.popitem(last=False)
+            self._held -= len(gone)
+
+    def _forget(self, key: str) -> None:
+        hit = self._memo.pop(key, None)
+        if hit is not None:
+            self._held -= len(hit[0])
 
     def __contains__(self, key: object) -> bool:
         return key in self._raw
