@@ -259,7 +259,10 @@ class ObjectCache:
     out of the cache is written first. Entries remember their store, so one cache serves every
     partition. Bounded by entries (``size``) and, given ``weigh`` (an upper bound of a value's
     encoded size), by ``max_weight`` in total: a few large values do not take the memory that
-    ``size`` small ones would.
+    ``size`` small ones would. With ``max_weight`` and no ``weigh``, a value weighs its last
+    encoding (read from the store, or written at a flush): a value changed since is counted at
+    its old size until the next flush, so the bound holds between batches and is exceeded within
+    one only by what its events added.
     """
 
     def __init__(
@@ -292,7 +295,7 @@ class ObjectCache:
         if raw is None:
             return None
         value = self.decode(raw)
-        self._remember(store, key, value, dirty=False)
+        self._remember(store, key, value, dirty=False, encoded=len(raw))
         return value
 
     def put(self, store: MutableMapping[str, bytes], key: str, value: Any) -> None:
@@ -316,11 +319,22 @@ class ObjectCache:
         return store.get(key)
 
     def _remember(
-        self, store: MutableMapping[str, bytes], key: str, value: Any, *, dirty: bool
+        self,
+        store: MutableMapping[str, bytes],
+        key: str,
+        value: Any,
+        *,
+        dirty: bool,
+        encoded: int | None = None,
     ) -> None:
         ident = (id(store), key)
-        weight = self.weigh(value) if self.weigh is not None else 0
         old = self._entries.get(ident)
+        if self.weigh is not None:
+            weight = self.weigh(value)
+        elif encoded is not None and self.max_weight is not None:
+            weight = encoded
+        else:  # weighed by its encoding: the last one known
+            weight = old[3] if old is not None and old[0] is store else 0
         if old is not None and old[0] is store:
             old[1] = value
             self.weight += weight - old[3]
@@ -337,27 +351,36 @@ class ObjectCache:
             self._entries[ident] = entry
             if dirty:
                 self._dirty[ident] = entry
+        self._evict()
+
+    def _evict(self) -> None:
+        """Push out the least recently used entries beyond the bounds (written first)."""
         limit = self.max_weight
         while len(self._entries) > self.size or (
             limit is not None and self.weight > limit and len(self._entries) > 1
         ):
             gone, entry = self._entries.popitem(last=False)
-            self.weight -= entry[3]
             if entry[2]:
                 self._write(entry, gone[1])
                 self._dirty.pop(gone, None)
+            self.weight -= entry[3]
 
     def _write(self, entry: list[Any], key: str) -> None:
         store, value = entry[0], entry[1]
-        store[key] = self.encode(value)
+        raw = self.encode(value)
+        store[key] = raw
         entry[2] = False
+        if self.weigh is None and self.max_weight is not None:
+            self.weight += len(raw) - entry[3]
+            entry[3] = len(raw)
 
     def flush(self) -> None:
-        """Write every changed value to its store."""
+        """Write every changed value to its store (then the bounds hold again)."""
         dirty, self._dirty = self._dirty, {}
         for (_, key), entry in dirty.items():
             if entry[2]:
                 self._write(entry, key)
+        self._evict()
 
     def clear(self) -> None:
         """Forget every entry without writing (after a rebalance: the store is the truth)."""

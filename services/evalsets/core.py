@@ -170,7 +170,10 @@ class EvalsetCore:
         #: Fits an accumulator under the state's byte ceiling as it is written.
         self.bound = CaseBound(es.max_case_bytes)
         self._accs = ObjectCache(
-            CaseAccumulator.model_validate_json, self.bound.encode, size=_ACCUMULATORS
+            CaseAccumulator.model_validate_json,
+            self.bound.encode,
+            size=_ACCUMULATORS,
+            max_weight=es.cache_bytes,
         )
         self._metas = ObjectCache(
             ShardMeta.model_validate_json, lambda m: m.model_dump_json().encode(), size=256

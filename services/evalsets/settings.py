@@ -69,6 +69,10 @@ class EvalsetSettings(BaseSettings):
     #: Conversations (per period) whose last summary sent to the sampler and last published
     #: case the case side remembers in memory, per process: a miss only costs a re-send.
     memo_conversations: int = Field(default=20_000, ge=1)
+    #: Bytes of decoded case accumulators kept in memory between events, per process, counted
+    #: at their last encoding (at most 512 of them besides; each is at most
+    #: ``max_case_bytes`` stored).
+    cache_bytes: int = Field(default=32 * 1024 * 1024, ge=1024 * 1024)
 
     # Streaming: when periods close and rotate.
     #: Event time past a period's end before it closes (late events within it still count).

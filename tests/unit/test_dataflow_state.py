@@ -10,7 +10,13 @@ from pathlib import Path
 import pytest
 
 from services.dataflow.spill import FLUSH_EVERY, SpillFile
-from services.dataflow.state import KeyedStore, MemoryStore, StateSpec, StateValueTooLarge
+from services.dataflow.state import (
+    KeyedStore,
+    MemoryStore,
+    ObjectCache,
+    StateSpec,
+    StateValueTooLarge,
+)
 
 SPEC = StateSpec(kind="demo", max_entries=5, ttl_seconds=100.0, max_value_bytes=64)
 
@@ -163,3 +169,18 @@ def test_a_durable_store_reads_what_another_connection_wrote(tmp_path: Path) -> 
         writer["k"] = b"from the other process"
         writer.flush()
         assert reader.get("k") == b"from the other process"
+
+
+def test_an_object_cache_without_weigh_is_bounded_by_the_values_last_encodings() -> None:
+    store: dict[str, bytes] = {}
+    cache = ObjectCache(bytes.decode, str.encode, size=100, max_weight=3000)
+    for i in range(10):
+        cache.put(store, f"k{i}", "x" * 1000)  # new values weigh nothing until encoded
+    assert cache.weight == 0
+    cache.flush()  # written: now weighed, and the oldest pushed out down to the bound
+    assert cache.weight <= 3000 and len(store) == 10
+    assert cache.get(store, "k0") == "x" * 1000  # read back from the store, 1,000 bytes
+    assert cache.weight <= 3000
+    cache.put(store, "k0", "y" * 2000)  # counted at its old size until the next flush
+    cache.flush()
+    assert store["k0"] == b"y" * 2000 and cache.weight <= 3000
