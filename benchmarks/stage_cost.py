@@ -6,7 +6,10 @@ rule set's DFA being built (RE2 builds its states lazily). This script runs the 
 ``worker_inprocess.py`` does, records what :class:`~services.screening.stage.Screener` and
 :meth:`~services.review.core.ReviewCore.observe` were called with, and then replays only those
 calls, several times, on the same warm engine (review on fresh state each time): the best of the
-repeats, in CPU µs per call, is the stage's own cost. ``--cprofile N`` profiles one more replay::
+repeats, in CPU µs per call, is the stage's own cost: the calls are timed in chunks of 100 and
+each chunk's best time is kept (a chunk starts from the same state in every repeat), so a burst
+of other work on a shared core spoils one chunk of one repeat, not the figure.
+``--cprofile N`` profiles one more replay::
 
     taskset -c 1 .venv/bin/python benchmarks/stage_cost.py --mix rag --events 5000
     taskset -c 1 .venv/bin/python benchmarks/stage_cost.py --stage review --cprofile 30
@@ -67,18 +70,26 @@ def _capture(lines: list[bytes], partitions: int, batch: int) -> dict[str, Any]:
     return {"screen": screened, "review": observed, **seen}
 
 
-def _screen_replay(screener: Screener, calls: list[Call]) -> Callable[[], None]:
-    def run() -> None:
-        for event, memory in calls:
+#: A replay: runs the calls, calling ``tick()`` after every chunk of them.
+Replay = Callable[[Callable[[], None]], None]
+CHUNK = 100
+
+
+def _screen_replay(screener: Screener, calls: list[Call]) -> Replay:
+    def run(tick: Callable[[], None]) -> None:
+        for i, (event, memory) in enumerate(calls):
             screener(event, memory)
+            if i % CHUNK == CHUNK - 1:
+                tick()
+        tick()
 
     return run
 
 
-def _review_replay(core: ReviewCore, calls: list[Call], batch: int) -> Callable[[], None]:
+def _review_replay(core: ReviewCore, calls: list[Call], batch: int) -> Replay:
     specs = review_specs(load_settings(), core.policy)
 
-    def run() -> None:
+    def run(tick: Callable[[], None]) -> None:
         core.forget_caches()
         states: dict[int | None, ReviewState] = {}
         for i, (event, findings, report, kw) in enumerate(calls):
@@ -94,19 +105,37 @@ def _review_replay(core: ReviewCore, calls: list[Call], batch: int) -> Callable[
             core.observe(event, findings, report, st, **kw)
             if i % batch == batch - 1:
                 core.flush()
+            if i % CHUNK == CHUNK - 1:
+                tick()
         core.flush()
+        tick()
 
     return run
 
 
-def _best(run: Callable[[], None], repeat: int) -> float:
-    run()  # warm
-    best = float("inf")
+class _Chunks:
+    """``tick`` records the CPU time since the previous tick."""
+
+    def __init__(self) -> None:
+        self.times: list[float] = []
+        self.last = time.process_time()
+
+    def tick(self) -> None:
+        now = time.process_time()
+        self.times.append(now - self.last)
+        self.last = now
+
+
+def _best(run: Replay, repeat: int) -> float:
+    """The sum over chunks of each chunk's best CPU time in ``repeat`` replays."""
+    run(lambda: None)  # warm
+    best: list[float] = []
     for _ in range(repeat):
-        t0 = time.process_time()
-        run()
-        best = min(best, time.process_time() - t0)
-    return best
+        chunks = _Chunks()
+        run(chunks.tick)
+        times = chunks.times
+        best = times if not best else [min(a, b) for a, b in zip(best, times, strict=True)]
+    return sum(best)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -123,7 +152,7 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         lines = W._lines(args.mix, args.events, Path(tmp))
     got = _capture(lines, args.partitions, args.batch)
-    runs: dict[str, tuple[Callable[[], None], int]] = {}
+    runs: dict[str, tuple[Replay, int]] = {}
     if args.stage in ("screen", "both"):
         runs["screen"] = (_screen_replay(got["screener"], got["screen"]), len(got["screen"]))
     if args.stage in ("review", "both"):
@@ -136,7 +165,7 @@ def main(argv: list[str] | None = None) -> None:
         if args.cprofile:
             prof = cProfile.Profile()
             prof.enable()
-            run()
+            run(lambda: None)
             prof.disable()
             out = io.StringIO()
             pstats.Stats(prof, stream=out).sort_stats(args.sort).print_stats(args.cprofile)
