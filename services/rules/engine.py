@@ -150,6 +150,7 @@ class RuleEngine:
         self._overlap_rules = [r for r in self.rules.values() if r.source == "system_prompts"]
         self._shingles = self.prompts.shingles() if self._overlap_rules else {}
         self._vocabulary = frozenset(w for shingle in self._shingles for w in shingle)
+        self._run = b"\x01" * self.prompts.min_overlap_words
 
     @property
     def rule_ids(self) -> list[str]:
@@ -189,6 +190,10 @@ class RuleEngine:
         # and a set lookup per word; the shingle walk (a tuple per position) and the word spans
         # are computed only inside such runs, which ordinary messages rarely contain.
         ws = word_list(text)
+        # One byte per word, 1 where the word occurs in some prompt (``map`` and ``bytes`` run
+        # in C): most messages have no n such words in a row and are done here.
+        if self._run not in bytes(map(self._vocabulary.__contains__, ws)):
+            return []
         runs, lo = [], 0
         for i, w in enumerate(ws):
             if w not in self._vocabulary:
