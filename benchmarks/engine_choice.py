@@ -84,7 +84,7 @@ def load_patterns(rules: C.RulesChoice) -> tuple[Patterns, Any]:
 
     packs = load_packs([rules.path])
     engine = RuleEngine(packs, load_prompt_registry(C.DEFAULT_PROMPTS))
-    regexes = [m.regex.pattern for m in engine._matchers]
+    regexes = [m.pattern.regex for m in engine._matchers]
     py: list[re.Pattern[str] | None] = []
     for rx in regexes:
         try:

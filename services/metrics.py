@@ -133,7 +133,6 @@ class VigilMetrics:
                     rule=rule_id, category=category, severity=severity, direction=direction
                 )
         self._screen_latency = self.latency.labels(stage="screen")
-        self.latency.labels(stage="check")
         self._init_checks()
 
     def _init_checks(self) -> None:
@@ -185,23 +184,37 @@ class VigilMetrics:
         # Sampled answers counted into the population but not yet checked, per (stratum, p).
         self._pending: Counter_[tuple[str, float]] = Counter_()
         registry.register(RateCollector(self.rates))
+        # As in __init__: every child up front, kept in dicts for the per-answer path.
+        self._population_children = {}
+        self._check_children = {}
+        self._hit_children = {}
         for stratum in ("always", "sampled"):
-            self.population.labels(stratum=stratum)
-            self.checks.labels(stratum=stratum)
+            self._population_children[stratum] = self.population.labels(stratum=stratum)
+            self._check_children[stratum] = self.checks.labels(stratum=stratum)
             for measure in MEASURES:
-                self.check_hits.labels(measure=measure, stratum=stratum)
-        for status in get_args(ClaimStatus):
-            self.claim_status.labels(status=status)
-        for outcome in ("supported", "unsupported", "fabricated"):
-            self.citations.labels(outcome=outcome)
-        for kind in ("dose", "contraindication", "other"):
-            for grounded in ("true", "false"):
-                for method in ("deterministic", "judge"):
-                    self.grounding_claims.labels(kind=kind, grounded=grounded, method=method)
+                self._hit_children[measure, stratum] = self.check_hits.labels(
+                    measure=measure, stratum=stratum
+                )
+        self._status_children = {
+            status: self.claim_status.labels(status=status) for status in get_args(ClaimStatus)
+        }
+        self._citation_children = {
+            outcome: self.citations.labels(outcome=outcome)
+            for outcome in ("supported", "unsupported", "fabricated")
+        }
+        self._claim_children = {
+            (kind, grounded, method): self.grounding_claims.labels(
+                kind=kind, grounded=grounded, method=method
+            )
+            for kind in ("dose", "contraindication", "other")
+            for grounded in ("true", "false")
+            for method in ("deterministic", "judge")
+        }
+        self._check_latency = self.latency.labels(stage="check")
 
     def observe_decision(self, decision: SampleDecision) -> None:
         """Count one assistant answer into the population of its stratum."""
-        self.population.labels(stratum=decision.stratum).inc()
+        self._population_children[decision.stratum].inc()
         p = None if decision.stratum == "always" else decision.inclusion_probability
         for tracker in self.rates.values():
             tracker.observe_population(decision.stratum, p)
@@ -223,33 +236,32 @@ class VigilMetrics:
             p = None if stratum == "always" else report.inclusion_probability
             for tracker in self.rates.values():
                 tracker.observe_population(stratum, p)
-        self.checks.labels(stratum=stratum).inc()
+        self._check_children[stratum].inc()
         hits = {
             "unsupported_claim": bool(report.ungrounded),
             "fabricated_citation": bool(report.fabricated_citations),
         }
         for measure, hit in hits.items():
             if hit:
-                self.check_hits.labels(measure=measure, stratum=stratum).inc()
+                self._hit_children[measure, stratum].inc()
             self.rates[measure].observe(
                 stratum, report.inclusion_probability, hit, report.conversation_id
             )
         for verdict in report.fact_checks:
-            self.claim_status.labels(status=verdict.status).inc()
+            self._status_children[verdict.status].inc()
         cited = 0
         for claim in report.claims:
             grounded = "true" if claim.grounded else "false"
-            self.grounding_claims.labels(
-                kind=claim.kind, grounded=grounded, method=claim.method
-            ).inc()
+            self._claim_children[claim.kind, grounded, claim.method].inc()
             cited += len(claim.cited_docs)
         fabricated = len(report.fabricated_citations)
         unsupported = len(report.unsupported_citations)
-        self.citations.labels(outcome="fabricated").inc(fabricated)
-        self.citations.labels(outcome="unsupported").inc(unsupported)
-        self.citations.labels(outcome="supported").inc(max(0, cited - fabricated - unsupported))
+        citations = self._citation_children
+        citations["fabricated"].inc(fabricated)
+        citations["unsupported"].inc(unsupported)
+        citations["supported"].inc(max(0, cited - fabricated - unsupported))
         self.faithfulness.observe(report.faithfulness)
-        self.latency.labels(stage="check").observe(seconds)
+        self._check_latency.observe(seconds)
 
     def estimates(self, confidence: float = 0.95) -> PopulationEstimates:
         """The current population estimates (``estimates.json``, the scan summary)."""

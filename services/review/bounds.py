@@ -39,7 +39,14 @@ from schemas.review import ReviewItem, Turn
 from services.review.evidence import ShrinkRounds, bounded_verdict, shrink_turn
 from services.review.policy import QueueSettings
 
-__all__ = ["ValueBound", "decode_ring", "encode_ring", "ring_bytes_at_most"]
+__all__ = [
+    "Ring",
+    "ValueBound",
+    "decode_ring",
+    "encode_ring",
+    "ring_bytes_at_most",
+    "turn_bytes_at_most",
+]
 
 #: JSON of one character at most (a control character escaped as ``\\u00XX``).
 _BYTES_PER_CHAR = 6
@@ -62,7 +69,8 @@ def _encode_item(item: ReviewItem) -> bytes:
     return item.model_dump_json().encode()
 
 
-def _turn_bytes_at_most(t: Turn) -> int:
+def turn_bytes_at_most(t: Turn) -> int:
+    """An upper bound of one turn's JSON in a ring."""
     chars = len(t.text) + sum(len(p.text) + len(p.doc_id) for p in t.passages) + len(t.event_id)
     names = sum(len(m.finding_id) + len(m.rule_id) + len(m.entity) for m in t.marks)
     return (
@@ -76,7 +84,30 @@ def _turn_bytes_at_most(t: Turn) -> int:
 
 def ring_bytes_at_most(ring: list[Turn]) -> int:
     """An upper bound of ``len(encode_ring(ring))``, without encoding."""
-    return sum(map(_turn_bytes_at_most, ring)) + len(ring) + 2
+    return sum(map(turn_bytes_at_most, ring)) + len(ring) + 2
+
+
+@dataclass(frozen=True, slots=True)
+class Ring:
+    """A context ring (oldest turn first) with each turn's :func:`turn_bytes_at_most`, so that
+    adding a turn to a ring weighs only that turn; ``weight`` is :func:`ring_bytes_at_most`."""
+
+    turns: tuple[Turn, ...]
+    sizes: tuple[int, ...]
+    weight: int
+
+    @classmethod
+    def of(cls, turns: list[Turn], sizes: list[int] | None = None) -> Ring:
+        if sizes is None:
+            sizes = [turn_bytes_at_most(t) for t in turns]
+        return cls(tuple(turns), tuple(sizes), sum(sizes) + len(turns) + 2)
+
+    @classmethod
+    def decode(cls, raw: bytes) -> Ring:
+        return cls.of(decode_ring(raw))
+
+    def encode(self) -> bytes:
+        return encode_ring(list(self.turns))
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,10 +206,10 @@ class ValueBound:
 
     # ------------------------------------------------------------------ context
 
-    def fit_ring(self, ring: list[Turn]) -> list[Turn]:
+    def fit_ring(self, ring: list[Turn], weight: int | None = None) -> list[Turn]:
         """``ring`` (oldest first) under the ceiling: the oldest turns left out first, then
-        the newest ones shortened."""
-        if ring_bytes_at_most(ring) <= self.limit:
+        the newest ones shortened. ``weight``: ``ring_bytes_at_most(ring)`` when known."""
+        if (ring_bytes_at_most(ring) if weight is None else weight) <= self.limit:
             return ring  # the common case: no encoding needed to know
         size = len(encode_ring(ring))
         while size > self.limit and len(ring) > 1:

@@ -23,11 +23,12 @@ from schemas.outputs import Finding
 from schemas.review import ReviewItem, Turn
 from schemas.verdicts import GroundingReport
 from services.dataflow.state import KeyedStore, ObjectCache, StateSpec
-from services.review.bounds import ValueBound, decode_ring, encode_ring, ring_bytes_at_most
+from services.review.bounds import Ring, ValueBound, turn_bytes_at_most
 from services.review.caps import AdmissionDecision, CapCounter, counter_key
+from services.review.decoded import DecodedItems
 from services.review.evidence import make_flag, mask_turn
 from services.review.intake import intake
-from services.review.policy import TriagePolicy, band
+from services.review.policy import ReasonIndex, TriagePolicy, band
 from services.review.queue import Tick, Transition, apply
 from services.review.settings import (
     DAY,
@@ -48,6 +49,9 @@ __all__ = [
 CONTEXT_SLACK = 2
 #: Decoded context rings kept between events.
 _RINGS = 1024
+#: Decoded review items kept between flags, and the share of ``cache_bytes`` they may take.
+_ITEMS = 256
+_ITEMS_SHARE = 8
 
 
 def review_specs(rs: ReviewSettings, policy: TriagePolicy) -> dict[str, StateSpec]:
@@ -106,7 +110,8 @@ class ReviewCore:
     """Intake and context over :class:`ReviewState` (see the module docstring).
 
     ``max_value_bytes``: the ceiling of one item or context ring (:mod:`services.review.bounds`);
-    ``cache_bytes``: of the decoded context rings kept between events.
+    ``cache_bytes``: of the decoded context rings kept between events (and an eighth of it for
+    the decoded items, :class:`~services.review.decoded.DecodedItems`).
     ``retain_originals``: keep the matched values of the policy's reveal categories beside the
     masked turn (the worker's access-controlled queue); ``vigil scan`` writes a file and keeps
     none. ``partitions``: the tenant cap is shared out over this many partitions.
@@ -130,8 +135,10 @@ class ReviewCore:
         self.turns = q.context_turns
         self.bound = ValueBound(max_value_bytes, q)
         self._rings = ObjectCache(
-            decode_ring, encode_ring, size=_RINGS, weigh=ring_bytes_at_most, max_weight=cache_bytes
+            Ring.decode, Ring.encode, size=_RINGS, weigh=_weight, max_weight=cache_bytes
         )
+        self._items = DecodedItems(_ITEMS, max(1 << 20, cache_bytes // _ITEMS_SHARE))
+        self._reasons = ReasonIndex(policy)
 
     def flush(self) -> None:
         """Write the context rings changed since the last flush."""
@@ -139,18 +146,18 @@ class ReviewCore:
 
     def forget_caches(self) -> None:
         self._rings.clear()
+        self._items.clear()
 
     # ------------------------------------------------------------------ items
 
     def item(self, st: ReviewState, conversation_id: str) -> ReviewItem | None:
-        raw = st.items.get(conversation_id)
-        return None if raw is None else ReviewItem.model_validate_json(raw)
+        return self._items.get(st.items, conversation_id)
 
     def put_item(self, st: ReviewState, conversation_id: str, item: ReviewItem | None) -> None:
         if item is None:
-            st.items.pop(conversation_id, None)
+            self._items.delete(st.items, conversation_id)
         else:
-            st.items[conversation_id] = self.bound.encode_item(item)[1]
+            self._items.put(st.items, conversation_id, *self.bound.encode_item(item))
 
     def observe(
         self,
@@ -164,9 +171,10 @@ class ReviewCore:
         remember: bool = True,
     ) -> ReviewOutcome | None:
         """Intake of one event's flag (if the policy gives one), then remember its turn."""
-        outcome = self._flag(event, findings, report, st, at=at, partition=partition)
+        masked = _Masked(event, findings, self.policy)
+        outcome = self._flag(event, findings, report, st, at=at, partition=partition, masked=masked)
         if remember:
-            self.remember(event, findings, st)
+            self.remember(event, findings, st, masked=masked)
         return outcome
 
     def _flag(
@@ -178,6 +186,7 @@ class ReviewCore:
         *,
         at: datetime,
         partition: int | None,
+        masked: _Masked,
     ) -> ReviewOutcome | None:
         flag = make_flag(
             event,
@@ -188,6 +197,8 @@ class ReviewCore:
             # Read only when the policy flags the event (most events are not flagged).
             context=_lazy(lambda: self.context_before(event, st)),
             retain_originals=self.retain_originals,
+            masked=masked,
+            reasons_of=self._reasons.reasons,
         )
         if flag is None:
             return None
@@ -212,34 +223,50 @@ class ReviewCore:
 
     # ------------------------------------------------------------------ context
 
-    def _ring(self, st: ReviewState, conversation_id: str) -> list[Turn]:
-        found = self._rings.get(st.context, conversation_id)
-        return list(found) if found else []
+    def _ring(self, st: ReviewState, conversation_id: str) -> Ring | None:
+        found: Ring | None = self._rings.get(st.context, conversation_id)
+        return found
 
     def context_before(self, event: ChatEvent, st: ReviewState) -> list[Turn]:
         """The last ``context_turns`` remembered turns before ``event`` in turn order."""
         if not self.turns:
             return []
+        ring = self._ring(st, event.conversation_id)
         earlier = [
             t
-            for t in self._ring(st, event.conversation_id)
+            for t in (ring.turns if ring else ())
             if t.turn_index < event.turn_index and t.event_id != event.event_id
         ]
         return earlier[-self.turns :]
 
-    def remember(self, event: ChatEvent, findings: Sequence[Finding], st: ReviewState) -> None:
+    def remember(
+        self,
+        event: ChatEvent,
+        findings: Sequence[Finding],
+        st: ReviewState,
+        *,
+        masked: Callable[[], tuple[Turn, dict[str, str]]] | None = None,
+    ) -> None:
         """Keep the event's masked turn as context (once per event; re-delivery changes
-        nothing)."""
+        nothing). ``masked``: gives ``mask_turn`` of this event and findings, when known."""
         if not self.turns:
             return
         ring = self._ring(st, event.conversation_id)
-        if any(t.event_id == event.event_id for t in ring):
+        if ring is not None and any(t.event_id == event.event_id for t in ring.turns):
             return
-        turn, _ = mask_turn(event, findings, self.policy.queue)
-        ring.append(turn)
-        ring.sort(key=lambda t: (t.turn_index, t.timestamp))
-        kept = self.bound.fit_ring(ring[-(self.turns + CONTEXT_SLACK) :])
-        self._rings.put(st.context, event.conversation_id, kept)
+        q = self.policy.queue
+        turn = masked()[0] if masked is not None else mask_turn(event, findings, q)[0]
+        # Each turn travels with its size bound (weighed once, when it is masked).
+        pairs = [*zip(ring.turns, ring.sizes, strict=True)] if ring is not None else []
+        pairs.append((turn, turn_bytes_at_most(turn)))
+        pairs.sort(key=lambda p: (p[0].turn_index, p[0].timestamp))
+        pairs = pairs[-(self.turns + CONTEXT_SLACK) :]
+        turns = [t for t, _ in pairs]
+        sizes = [n for _, n in pairs]
+        weight = sum(sizes) + len(sizes) + 2
+        kept = self.bound.fit_ring(turns, weight)
+        fitted = Ring(tuple(turns), tuple(sizes), weight) if kept is turns else Ring.of(kept)
+        self._rings.put(st.context, event.conversation_id, fitted)
 
     # ------------------------------------------------------------------ time
 
@@ -256,6 +283,28 @@ class ReviewCore:
 
 def _lazy(read: Callable[[], list[Turn]]) -> Iterator[Turn]:
     yield from read()
+
+
+def _weight(ring: Ring) -> int:
+    return ring.weight
+
+
+class _Masked:
+    """``mask_turn`` of one event and its findings, computed at most once: the flag and the
+    context ring of the same event need the same masked turn."""
+
+    __slots__ = ("event", "findings", "policy", "value")
+
+    def __init__(self, event: ChatEvent, findings: Sequence[Finding], policy: TriagePolicy) -> None:
+        self.event = event
+        self.findings = findings
+        self.policy = policy
+        self.value: tuple[Turn, dict[str, str]] | None = None
+
+    def __call__(self) -> tuple[Turn, dict[str, str]]:
+        if self.value is None:
+            self.value = mask_turn(self.event, self.findings, self.policy.queue)
+        return self.value
 
 
 def count_outcome(stats: dict[str, int], outcome: ReviewOutcome) -> None:

@@ -24,7 +24,7 @@ from schemas.outputs import Finding
 from schemas.review import Gap, Mark, ReviewFlag, ReviewPassage, Turn
 from schemas.verdicts import GroundingReport
 from services.evalsets.masking import mask_values
-from services.review.policy import QueueSettings, TriagePolicy
+from services.review.policy import QueueSettings, Reasons, TriagePolicy
 from services.rules.masking import EVIDENCE_MAX_CHARS
 from services.screening import VALUE_CATEGORIES
 
@@ -388,18 +388,23 @@ def make_flag(
     context: Iterable[Turn] = (),
     observe: bool = False,
     retain_originals: bool = True,
+    masked: Callable[[], tuple[Turn, dict[str, str]]] | None = None,
+    reasons_of: Reasons | None = None,
 ) -> ReviewFlag | None:
     """The queue's input for one event, or ``None`` when the policy gives it no reason.
 
     Pass *all* findings of the event (screening and claim checks): every value they matched is
     masked in the turn, also the values of findings that give no reason. ``observe=True`` returns
     a reason-less flag too (it adds the turn to an active item of the conversation).
+    ``masked``: gives ``mask_turn`` of this event and findings when a caller needs it too (it is
+    called only for a flag); ``reasons_of``: ``policy.reasons`` or a memo of it
+    (:class:`~services.review.policy.ReasonIndex`).
     """
     own = [f for f in findings if f.event_id == event.event_id]
-    reasons = policy.reasons(own, verdict)
+    reasons = (reasons_of or policy.reasons)(own, verdict)
     if not reasons and not observe:
         return None
-    turn, originals = mask_turn(event, own, policy.queue)
+    turn, originals = masked() if masked is not None else mask_turn(event, own, policy.queue)
     reasoned = {r.finding_id for r in reasons if r.finding_id}
     keep = set(policy.reveal.retain_categories) if retain_originals else set()
     by_id = {f.finding_id: f for f in own}

@@ -10,7 +10,7 @@ conversation to review.
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -32,6 +32,8 @@ __all__ = [
     "FindingRule",
     "PolicyError",
     "QueueSettings",
+    "ReasonIndex",
+    "Reasons",
     "RevealSettings",
     "TriagePolicy",
     "VerdictMatch",
@@ -328,21 +330,17 @@ class TriagePolicy(_Strict):
             raise ValueError(f"audit.code {self.audit.code!r} is also a rule's code")
         return self
 
-    def finding_reason(self, f: Finding) -> ReviewReason | None:
+    def finding_rule(self, f: _FindingLike) -> FindingRule | None:
+        """The finding rule that gives ``f`` its reason: the highest priority that matches, the
+        first in the file on a tie."""
         best: FindingRule | None = None
         for rule in self.findings:
             if (best is None or rule.priority > best.priority) and rule.when.matches(f):
                 best = rule
-        if best is None:
-            return None
-        return ReviewReason(
-            code=best.code,
-            priority=best.priority,
-            source="finding",
-            event_id=f.event_id,
-            finding_id=f.finding_id,
-            rule_id=f.rule_id,
-        )
+        return best
+
+    def finding_reason(self, f: Finding) -> ReviewReason | None:
+        return _finding_reason(self.finding_rule(f), f)
 
     def verdict_reason(self, v: GroundingReport) -> ReviewReason | None:
         best: VerdictRule | None = None
@@ -359,10 +357,67 @@ class TriagePolicy(_Strict):
         self, findings: Iterable[Finding], verdict: GroundingReport | None = None
     ) -> list[ReviewReason]:
         """The reasons these findings and this verdict give, highest priority first."""
-        out = [r for f in findings if (r := self.finding_reason(f)) is not None]
+        return self.reasons_by(self.finding_rule, findings, verdict)
+
+    def reasons_by(
+        self,
+        rule_of: Callable[[Finding], FindingRule | None],
+        findings: Iterable[Finding],
+        verdict: GroundingReport | None = None,
+    ) -> list[ReviewReason]:
+        """:meth:`reasons` with ``rule_of`` finding each finding's rule."""
+        out = [r for f in findings if (r := _finding_reason(rule_of(f), f)) is not None]
         if verdict is not None and (vr := self.verdict_reason(verdict)) is not None:
             out.append(vr)
         return sorted(out, key=lambda r: -r.priority)
+
+
+def _finding_reason(best: FindingRule | None, f: Finding) -> ReviewReason | None:
+    if best is None:
+        return None
+    return ReviewReason(
+        code=best.code,
+        priority=best.priority,
+        source="finding",
+        event_id=f.event_id,
+        finding_id=f.finding_id,
+        rule_id=f.rule_id,
+    )
+
+
+#: ``reasons(findings, verdict)``: :meth:`TriagePolicy.reasons` or :meth:`ReasonIndex.reasons`.
+Reasons = Callable[[Iterable[Finding], GroundingReport | None], list[ReviewReason]]
+
+
+class ReasonIndex:
+    """:meth:`TriagePolicy.reasons` with the rule of each kind of finding remembered.
+
+    Which finding rule matches depends only on what :class:`FindingMatch` reads (rule id,
+    entity, category, severity, direction, role, score): a handful of combinations, met again
+    and again, where the policy tries every rule's globs on every finding. The memo holds those
+    names and scores (no message content), at most ``size`` of them (cleared when full).
+    """
+
+    def __init__(self, policy: TriagePolicy, size: int = 4096) -> None:
+        self.policy = policy
+        self.size = size
+        self._rules: dict[tuple[str, str, str, str, str, str, float], FindingRule | None] = {}
+
+    def rule(self, f: Finding) -> FindingRule | None:
+        key = (f.rule_id, f.entity, f.category, f.severity, f.direction, f.role, f.score)
+        try:
+            return self._rules[key]
+        except KeyError:
+            pass
+        if len(self._rules) >= self.size:
+            self._rules.clear()
+        found = self._rules[key] = self.policy.finding_rule(f)
+        return found
+
+    def reasons(
+        self, findings: Iterable[Finding], verdict: GroundingReport | None = None
+    ) -> list[ReviewReason]:
+        return self.policy.reasons_by(self.rule, findings, verdict)
 
 
 def load_policy(path: Path | str = DEFAULT_POLICY_PATH) -> TriagePolicy:

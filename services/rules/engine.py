@@ -17,6 +17,7 @@ import re2
 from schemas.events import Role
 from services.rules.pack import Pattern, Rule, RulePack
 from services.rules.prompts import PromptRegistry, word_list, words
+from services.rules.re2search import Search, searcher
 from services.rules.validators import DEFAULT_PHONE_REGIONS, VALIDATORS
 
 __all__ = ["CONFIGURED_REGIONS", "Match", "RuleEngine", "with_phone_regions"]
@@ -42,8 +43,27 @@ class Match:
 class _Matcher:
     rule: Rule
     pattern: Pattern
-    regex: re2._Regexp  # type: ignore[name-defined]
+    search: Search
     group: int  # index of the value group (a group name is resolved once, here)
+    #: The rule's context words, each with its lower-case form (the needle searched for).
+    context: tuple[tuple[str, str], ...]
+    #: The candidate's score without and with a context word (rounded once, here).
+    score: float
+    boosted: float
+
+    @classmethod
+    def of(cls, rule: Rule, pattern: Pattern) -> _Matcher:
+        regex = re2.compile(pattern.regex)
+        group = regex.groupindex[pattern.group] if isinstance(pattern.group, str) else pattern.group
+        return cls(
+            rule,
+            pattern,
+            searcher(regex),
+            group,
+            tuple((word, word.lower()) for word in rule.context),
+            round(pattern.score, 4),
+            round(min(1.0, pattern.score + rule.context_boost), 4),
+        )
 
 
 def _applies(rule: Rule, role: str, language: str | None) -> bool:
@@ -122,9 +142,7 @@ class RuleEngine:
                     for i, c in enumerate(self.prompts.canaries)
                 ]
             for pat in pats:
-                regex = re2.compile(pat.regex)
-                group = regex.groupindex[pat.group] if isinstance(pat.group, str) else pat.group
-                self._matchers.append(_Matcher(rule, pat, regex, group))
+                self._matchers.append(_Matcher.of(rule, pat))
                 self._set.Add(pat.regex)
         self._empty = not self._matchers
         if not self._empty:
@@ -132,6 +150,7 @@ class RuleEngine:
         self._overlap_rules = [r for r in self.rules.values() if r.source == "system_prompts"]
         self._shingles = self.prompts.shingles() if self._overlap_rules else {}
         self._vocabulary = frozenset(w for shingle in self._shingles for w in shingle)
+        self._run = b"\x01" * self.prompts.min_overlap_words
 
     @property
     def rule_ids(self) -> list[str]:
@@ -151,10 +170,11 @@ class RuleEngine:
             # Encoded once for the prefilter and every pattern; lone surrogates pass through
             # (RE2 sees invalid bytes) instead of raising.
             encoded = text.encode("utf-8", "surrogatepass")
+            ascii = len(encoded) == len(text)  # then byte offsets are code-point offsets
             for idx in self._set.Match(encoded) or ():
                 m = self._matchers[idx]
                 if _applies(m.rule, role, language):
-                    found.extend(_candidates(m, text, encoded))
+                    found.extend(_candidates(m, text, encoded, ascii))
         for rule in self._overlap_rules:
             if _applies(rule, role, language):
                 found.extend(
@@ -170,6 +190,10 @@ class RuleEngine:
         # and a set lookup per word; the shingle walk (a tuple per position) and the word spans
         # are computed only inside such runs, which ordinary messages rarely contain.
         ws = word_list(text)
+        # One byte per word, 1 where the word occurs in some prompt (``map`` and ``bytes`` run
+        # in C): most messages have no n such words in a row and are done here.
+        if self._run not in bytes(map(self._vocabulary.__contains__, ws)):
+            return []
         runs, lo = [], 0
         for i, w in enumerate(ws):
             if w not in self._vocabulary:
@@ -208,9 +232,7 @@ def _chars(utf8: bytes) -> int:
 
 
 def _value_spans(
-    regex: re2._Regexp,  # type: ignore[name-defined]
-    group: int,
-    encoded: bytes,
+    search: Search, group: int, encoded: bytes, ascii: bool
 ) -> Iterator[tuple[int, int]]:
     """Code-point spans of the value group of every match, left to right.
 
@@ -218,36 +240,40 @@ def _value_spans(
     pattern may consume a boundary character after its value (RE2 has no lookaround), and that
     character must stay available as the leading boundary of the next value (``1.1.1.1,8.8.8.8``).
     The text is searched as UTF-8 bytes encoded once, so each search costs only what it scans;
-    byte offsets become code-point offsets incrementally.
+    byte offsets become code-point offsets incrementally (they are the same in ``ascii`` text).
     """
     pos, size = 0, len(encoded)
     last_byte, last_char = 0, 0
     while pos <= size:
-        hit = regex.search(encoded, pos)
-        if hit is None:
+        spans = search(encoded, pos)
+        if spans is None:
             return
-        b_start, b_end = hit.span(group)
+        b_start, b_end = spans[group]
         if b_start < 0 or b_end <= b_start:
             # The value group took no part: step past this match, by at least one character.
-            nxt = max(hit.end(), pos + 1)
+            nxt = max(spans[0][1], pos + 1)
             while nxt < size and (encoded[nxt] & 0xC0) == 0x80:
                 nxt += 1
             pos = nxt
             continue
-        start = last_char + _chars(encoded[last_byte:b_start])
-        end = start + _chars(encoded[b_start:b_end])
-        last_byte, last_char = b_end, end
-        yield start, end
+        if ascii:
+            yield b_start, b_end
+        else:
+            start = last_char + _chars(encoded[last_byte:b_start])
+            end = start + _chars(encoded[b_start:b_end])
+            last_byte, last_char = b_end, end
+            yield start, end
         pos = b_end
 
 
-def _near_context(rule: Rule, text: str, start: int, end: int) -> str | None:
-    """The first context word found as a whole word within ``context_window`` characters of the
-    value (so ``ip`` does not fire on "zip", nor ``bsn`` inside a longer token)."""
-    w = rule.context_window
+def _near_context(
+    words: tuple[tuple[str, str], ...], w: int, text: str, start: int, end: int
+) -> str | None:
+    """The first context word found as a whole word within ``w`` (the rule's
+    ``context_window``) characters of the value (so ``ip`` does not fire on "zip", nor ``bsn``
+    inside a longer token)."""
     window = text[max(0, start - w) : end + w].lower()
-    for word in rule.context:
-        needle = word.lower()
+    for word, needle in words:
         at = window.find(needle)
         while at >= 0:
             after = at + len(needle)
@@ -287,20 +313,18 @@ class _Candidate:
         return Match(rule, self.start, self.end, value, self.score, why)
 
 
-def _candidates(m: _Matcher, text: str, encoded: bytes) -> Iterator[_Candidate]:
+def _candidates(m: _Matcher, text: str, encoded: bytes, ascii: bool) -> Iterator[_Candidate]:
     """The matcher's value spans that pass the context test, scored. The context test (a few
     substring searches) runs before any validator, so a ``context_required`` rule never pays
     for validating a number that has no context word near it."""
-    rule, pat = m.rule, m.pattern
-    for start, end in _value_spans(m.regex, m.group, encoded):
-        near = _near_context(rule, text, start, end) if rule.context else None
+    rule, words = m.rule, m.context
+    window, required = rule.context_window, rule.context_required
+    for start, end in _value_spans(m.search, m.group, encoded, ascii):
+        near = _near_context(words, window, text, start, end) if words else None
         if near:
-            score = min(1.0, pat.score + rule.context_boost)
-        elif rule.context_required:
-            continue
-        else:
-            score = pat.score
-        yield _Candidate(round(score, 4), start, end, rule, m, near)
+            yield _Candidate(m.boosted, start, end, rule, m, near)
+        elif not required:
+            yield _Candidate(m.score, start, end, rule, m, None)
 
 
 def _resolve(found: list[_Candidate], text: str) -> list[Match]:

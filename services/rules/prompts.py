@@ -27,6 +27,8 @@ def words(text: str) -> list[tuple[str, int, int]]:
 
 def word_list(text: str) -> list[str]:
     """The lower-cased words of ``text``, without spans (the same words as :func:`words`)."""
+    if text.isascii():  # lower-casing ASCII changes no length and no word boundary
+        return _WORD.findall(text.lower())
     return [w.lower() for w in _WORD.findall(text)]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import doctest
 import hmac
 import math
+import random
 from datetime import UTC, datetime
 from typing import Any
 
@@ -13,7 +14,7 @@ from scipy.stats import binomtest, chisquare
 
 import services.sampling as sampling_module
 from schemas.outputs import Finding
-from services.sampling import HASH_DOMAIN, SampleDecision, Sampler, is_always
+from services.sampling import HASH_DOMAIN, HmacSha256, SampleDecision, Sampler, is_always
 
 KEY = b"test-key-0123456789abcdef"
 IDS = [f"conv-{i}" for i in range(100_000)]
@@ -220,3 +221,25 @@ def test_module_doctests() -> None:
     result = doctest.testmod(sampling_module, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0
     assert result.failed == 0
+
+
+def test_hmac_sha256_with_its_pads_hashed_once_is_hmac() -> None:
+    rng = random.Random(3)
+    for size in [*range(1, 70), 100, 128, 129, 200]:
+        key = rng.randbytes(size)
+        h = HmacSha256(key)
+        for _ in range(5):
+            msg = rng.randbytes(rng.randint(0, 300))
+            assert h.digest(msg) == hmac.digest(key, msg, "sha256")
+
+
+def test_a_sampler_shares_its_three_decisions() -> None:
+    s = Sampler(b"k", 0.5)
+    ids = [f"conv-{i}" for i in range(40)]
+    got = [s.decide(c, []) for c in ids]
+    assert {id(d) for d in got} == {id(s.decide(c, [])) for c in ids}
+    assert {(d.sampled, d.stratum, d.inclusion_probability) for d in got} == {
+        (True, "sampled", 0.5),
+        (False, "sampled", 0.5),
+    }
+    assert all(d.sampled == (s.unit(c) < 0.5) for d, c in zip(got, ids, strict=True))
