@@ -12,7 +12,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Container, Iterable, Mapping, Sequence
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
 from schemas.evalset import FlagStratum, SourceRef
 from schemas.outputs import Category
@@ -46,6 +46,12 @@ class ConversationSummary(BaseModel):
     language: str | None = None
     tenant: str | None = None
     sources: tuple[SourceRef, ...] = ()
+
+    @field_serializer("categories")
+    def _categories_sorted(self, categories: frozenset[str]) -> list[str]:
+        """Sorted: a set's order follows the process's hash seed, so the same summary would be
+        encoded differently by two workers (or a worker and its restart)."""
+        return sorted(categories)
 
 
 class KeptEntry(BaseModel):
