@@ -15,13 +15,14 @@ numbers. With no passages nothing is grounded.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from functools import cached_property
 
 from schemas.events import Passage
 from services.grounding.medical.compare import Comparison, PassageReading, compare, worst
 from services.grounding.medical.lexicon import MedicalLexicon, load_lexicon
+from services.grounding.medical.names import event_names
 from services.grounding.medical.reading import Reading
 from services.grounding.prepared import PassageCache, PreparedPassage, prepare_passage
 from services.grounding.quantities import Quantity, format_decimal
@@ -66,6 +67,12 @@ class Evidence:
         else:
             self.passages = tuple(prepare_passage(p, language, lex) for p in passages)
         self.language = language
+        #: Drug names the passages teach by their openings, one map for the event.
+        self.names = event_names(p.names for p in self.passages)
+        #: Drugs one passage reads under a name another passage teaches as another drug.
+        self._renamed = {
+            d: self.names[d] for p in self.passages for d in p.drugs if self.names.get(d, d) != d
+        }
         self.keys = frozenset().union(*(p.keys for p in self.passages))
         self.numbers = frozenset().union(*(p.numbers for p in self.passages))
         self.by_doc: dict[str, list[int]] = {}
@@ -96,11 +103,30 @@ class Evidence:
 
     @cached_property
     def readings(self) -> list[PassageReading]:
+        renamed = self._renamed
         return [
-            PassageReading(p.doc_id, i, sentence, reading)
+            PassageReading(
+                p.doc_id,
+                i,
+                sentence,
+                reading
+                if not renamed or renamed.keys().isdisjoint(reading.drugs)
+                else replace(reading, drugs=self.renamed(reading.drugs)),
+            )
             for i, p in enumerate(self.passages)
             for sentence, reading in p.readings
         ]
+
+    def renamed(self, drugs: frozenset[str]) -> frozenset[str]:
+        """``drugs`` with the names the event's passages teach as another drug replaced."""
+        renamed = self._renamed
+        if not renamed or renamed.keys().isdisjoint(drugs):
+            return drugs
+        return frozenset(renamed.get(d, d) for d in drugs)
+
+    def passage_drugs(self, i: int) -> frozenset[str]:
+        """Every drug passage ``i`` names, under the event's names."""
+        return self.renamed(self.passages[i].drugs)
 
     @cached_property
     def _position(self) -> dict[int, int]:
@@ -131,7 +157,30 @@ class Evidence:
             pool = sorted(seen.values(), key=lambda r: (r.passage, self._rank(r)))
         else:
             pool = self.readings
+        if self._indications and reading.condition_units:
+            pool = self._by_indication(reading.condition_units, pool)
         return pool if doc is None else [r for r in pool if r.doc_id == doc]
+
+    @cached_property
+    def _indications(self) -> dict[int, frozenset[str]]:
+        return {i: p.indication for i, p in enumerate(self.passages) if p.indication}
+
+    def _by_indication(
+        self, units: frozenset[str], pool: list[PassageReading]
+    ) -> list[PassageReading]:
+        """A claim that names the indication a passage heads ("bij een jichtaanval" against
+        "Arcoxia bij een acute jichtaanval: …" and "Arcoxia bij reumatoïde artritis: …") meets
+        that passage's readings and those of passages without a heading, not the readings of
+        passages headed by another indication: half the heading's words at least."""
+        heads = self._indications
+        named = {
+            p.passage
+            for p in pool
+            if p.passage in heads and 2 * len(heads[p.passage] & units) >= len(heads[p.passage])
+        }
+        if not named:
+            return pool
+        return [p for p in pool if p.passage in named or p.passage not in heads]
 
     def _rank(self, r: PassageReading) -> int:
         return self._position.get(id(r), 0)
@@ -139,7 +188,7 @@ class Evidence:
     def drugs_of(self, doc_ids: Sequence[str]) -> frozenset[str]:
         """Every drug the passages of these documents name."""
         return frozenset().union(
-            *(self.passages[i].drugs for d in doc_ids for i in self.by_doc.get(d, ()))
+            *(self.passage_drugs(i) for d in doc_ids for i in self.by_doc.get(d, ()))
         )
 
 

@@ -23,7 +23,7 @@ from typing import Final
 
 from schemas.events import Passage
 from services.grounding.medical.lexicon import MedicalLexicon
-from services.grounding.medical.names import opening_names
+from services.grounding.medical.names import read_opening
 from services.grounding.medical.reading import Carry, Reading, read_sentence
 from services.grounding.medical.strength import (
     counted_strengths,
@@ -68,6 +68,8 @@ class PreparedPassage:
     names: tuple[tuple[str, str], ...] = ()
     #: The passage's one strength per dose form (form unit, mg), for an answer's bare counts.
     strengths: tuple[tuple[str, Decimal], ...] = ()
+    #: Content units of the indication its heading names ("Arcoxia bij reumatoïde artritis").
+    indication: frozenset[str] = frozenset()
 
 
 def _doc_drugs(doc_id: str, lexicon: MedicalLexicon) -> frozenset[str]:
@@ -108,7 +110,12 @@ def prepare_passage(
     readings: list[tuple[str, Reading]] = []
     drugs: set[str] = set()
     sentences = [(s, tokenize(s.text, normalized=True)) for s in split_sentences(text, language)]
-    taught = opening_names(sentences[0][1], language, lexicon) if sentences else {}
+    taught, heading = read_opening(sentences[0][1], language, lexicon) if sentences else ({}, None)
+    indication = (
+        units_of(sentences[0][1], language, passage=False, lo=heading[0], hi=heading[1])
+        if heading is not None
+        else frozenset()
+    )
     lexicon = lexicon.with_names(taught)
     carry = Carry(drugs=_doc_drugs(passage.doc_id, lexicon))
     drugs |= carry.drugs
@@ -155,6 +162,7 @@ def prepare_passage(
         size,
         tuple(taught.items()),
         tuple(strength.items()),
+        indication,
     )
 
 

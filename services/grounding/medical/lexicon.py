@@ -93,7 +93,8 @@ class Opening(_Strict):
     salts: list[str] = Field(min_length=1)
     #: Dose forms that may stand between the name and the strength (tablets, viên, sachet...).
     forms: list[str] = Field(default_factory=list)
-    #: Units of a strength (mg, g, microgram, %...).
+    #: The base units of a strength as the quantity reader writes them (mg, ml, IU, %): any
+    #: spelling of those (g, microgram, đơn vị, M.IU...), also per ml or per hour.
     units: list[str] = Field(min_length=1)
     #: Words of purpose after the name in a heading ("Topiramaat bij epilepsie", "Famciclovir
     #: for cold sores", "Praziquantel điều trị sán máng"): the name is a drug without a strength.
@@ -402,6 +403,10 @@ class MedicalLexicon:
         """The drug one word names by the lexicon alone (listed name, compound or stem)."""
         return self._word_drug(word) if len(word) >= 3 and word[0].isalpha() else None
 
+    def listed_drug(self, word: str) -> str | None:
+        """The drug one word names as a listed name (or a compound of one), not by a stem."""
+        return self._listed(spelling_key(word)) if len(word) >= 3 and word[0].isalpha() else None
+
     def drug_at(self, words: list[str], i: int, limit: int) -> tuple[int, str] | None:
         """The drug named at token ``i``: ``(tokens, INN)``, or ``None``."""
         hit = self._multi.at(words, i, limit)
@@ -424,8 +429,7 @@ class MedicalLexicon:
         memo[word] = found
         return None if found is None else (1, found)
 
-    def _word_drug(self, word: str) -> str | None:
-        key = spelling_key(word)
+    def _listed(self, key: str) -> str | None:
         inn = self._single.get(key)
         if inn is not None:
             return inn
@@ -434,6 +438,13 @@ class MedicalLexicon:
                 inn = self._single.get(key[:cut])
                 if inn is not None:
                     return inn
+        return None
+
+    def _word_drug(self, word: str) -> str | None:
+        key = spelling_key(word)
+        inn = self._listed(key)
+        if inn is not None:
+            return inn
         if len(key) >= 7:
             for stem in self.stems:
                 if key.endswith(stem) and len(key) >= len(stem) + 3:

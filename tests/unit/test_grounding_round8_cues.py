@@ -1,0 +1,156 @@
+"""The mechanisms of the eighth round (issue 10), found on the blind split fresh6: precision on
+correct answers and abstentions without losing a catch. Tests per language with near misses
+(dangerous answers that look like the correct ones), written in other words and about other
+drugs than the cases."""
+
+from __future__ import annotations
+
+import pytest
+
+from schemas.verdicts import GroundingReport, MedicalContext
+from services.grounding.medical import load_lexicon
+from services.grounding.medical.names import event_names, opening_names
+from services.grounding.quantities import quantities
+from services.grounding.tokens import tokenize
+from tests.support.grounding_checks import check_report
+
+
+def report(
+    answer: str, passages: list[str], language: str, context: MedicalContext | None = None
+) -> GroundingReport:
+    return check_report(
+        answer, [(f"doc-{i}", p) for i, p in enumerate(passages)], language, context
+    )
+
+
+def critical(r: GroundingReport) -> bool:
+    return any(c.kind in ("dose", "contraindication") and not c.grounded for c in r.claims)
+
+
+# --- a brand and its substance in a passage's heading are one drug ----------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "language", "expected"),
+    [
+        # the substance in brackets after the strength
+        (
+            "Zyrtec 10 mg (cetirizine dihydrochloride): one tablet a day.",
+            "en",
+            {},  # both listed: nothing to teach
+        ),
+        (
+            "Sudafed 60 mg (pseudoephedrine): one tablet every 4 to 6 hours.",
+            "en",
+            {"sudafed": "pseudoefedrin", "pseudoefedrin": "pseudoefedrin"},
+        ),
+        # a brand read by an INN stem is taught the substance in brackets
+        (
+            "Ospen 1 M.IU (phenoxymethylpenicillin 1 triệu IU): uống 1 viên.",
+            "vi",
+            {"ospen": "fenoximetilpenicilin"},
+        ),
+        (
+            "Claforan (cefotaxim) 1 g: tiêm bắp.",
+            "vi",
+            {"claforan": "cefotaxim", "cefotaxim": "cefotaxim"},
+        ),
+        # a patch: a strength per hour
+        (
+            "Butrans 10 microgram/uur pleister (buprenorfine): vervang na 7 dagen.",
+            "nl",
+            {"butrans": "buprenorfin", "buprenorfin": "buprenorfin"},
+        ),
+        # a Dutch compound dose form between the names and the strength
+        (
+            "Daktarin (miconazol) vaginaalcrème 2 %: eenmalig inbrengen.",
+            "nl",
+            {"daktarin": "miconazol", "miconazol": "miconazol"},
+        ),
+        # a heading of a name, another in brackets and a colon, in English and Dutch too
+        (
+            "Donepezil (Aricept): start with 5 mg at night.",
+            "en",
+            {"donepezil": "donepezil", "aricept": "donepezil"},
+        ),
+        # near misses: a clearance band, a population or a dose in brackets, a heading word
+        ("Creatinine clearance 30 to 60 ml/min: 75 to 300 mg a day.", "en", {}),
+        ("Children (under 12): 5 mg twice a day.", "en", {}),
+        ("Dosage (adults): 10 mg once a day.", "en", {}),
+        ("Onderhoud (volwassenen): 10 mg per dag.", "nl", {}),
+        ("Bromhexin 8 mg/ngày chia 3 lần.", "vi", {}),
+        ("Sulfasalazin 500 mg/kg.", "en", {}),
+    ],
+)
+def test_a_heading_teaches_its_brand_the_substance(
+    text: str, language: str, expected: dict[str, str]
+) -> None:
+    assert opening_names(tokenize(text), language, load_lexicon()) == expected
+
+
+def test_a_name_taught_as_another_drug_wins_over_its_own() -> None:
+    assert event_names([[("lomotil", "lomotil")], [("lomotil", "difenoxilat")]]) == {
+        "lomotil": "difenoxilat"
+    }
+    assert event_names([[("a", "b")], [("b", "c")]]) == {"a": "c", "b": "c"}
+
+
+_SUDAFED_EN = [
+    "Sudafed 60 mg (pseudoephedrine) for nasal congestion: one tablet every 4 to 6 hours, "
+    "no more than 4 tablets in 24 hours.",
+    "Sudafed for children aged 6 to 12: half a tablet every 4 to 6 hours.",
+    "Loratadine 10 mg: one tablet once a day.",
+]
+
+
+def test_a_brand_and_its_substance_meet_across_passages() -> None:
+    r = report("You can take one Sudafed tablet every 4 to 6 hours.", _SUDAFED_EN, "en")
+    assert not r.ungrounded
+
+
+def test_another_drugs_dose_under_the_brand_is_still_caught() -> None:
+    r = report("Sudafed: take 10 mg once a day.", _SUDAFED_EN, "en")
+    assert critical(r)
+
+
+def test_the_brands_dose_too_high_is_still_caught() -> None:
+    r = report("With Sudafed you can take 8 tablets in 24 hours.", _SUDAFED_EN, "en")
+    assert critical(r)
+
+
+_ARCOXIA_LIKE_NL = [
+    "Celebrex (celecoxib) bij artrose: 200 mg eenmaal daags.",
+    "Celebrex bij reumatoïde artritis: 100 tot 200 mg tweemaal daags.",
+]
+
+
+def test_the_indication_a_heading_names_binds_the_dose() -> None:
+    ok = report("Bij artrose neemt u eenmaal daags 200 mg Celebrex.", _ARCOXIA_LIKE_NL, "nl")
+    assert not ok.ungrounded
+    wrong = report("Bij artrose neemt u tweemaal daags 200 mg Celebrex.", _ARCOXIA_LIKE_NL, "nl")
+    assert critical(wrong)
+    # no indication named: either heading's dose backs it
+    either = report("Celebrex neemt u tweemaal daags 100 mg.", _ARCOXIA_LIKE_NL, "nl")
+    assert not either.ungrounded
+
+
+# --- units in millions, marks of a unit's standard --------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "language", "keys"),
+    [
+        ("3 million IU", "en", ["3000000 IU"]),
+        ("1,5 miljoen IE", "nl", ["1500000 IU"]),
+        ("6 đến 9 triệu IU", "vi", ["6000000 IU", "9000000 IU"]),
+        ("1,5 M.IU", "vi", ["1500000 IU"]),
+        ("2 MIU", "en", ["2000000 IU"]),
+        ("5000 anti-Xa IU per kg", "en", ["5000 IU/kg"]),
+        ("4.200 đơn vị USP", "vi", ["4200 IU"]),
+        # near misses: a multiplier without a unit, a mark without units
+        ("1.5 million people", "en", ["1.5"]),
+        ("3 triệu người", "vi", ["3"]),
+    ],
+)
+def test_multipliers_and_marks_of_units(text: str, language: str, keys: list[str]) -> None:
+    assert [q.key for q in quantities(text, language)] == keys
