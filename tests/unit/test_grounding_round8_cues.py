@@ -154,3 +154,55 @@ def test_the_indication_a_heading_names_binds_the_dose() -> None:
 )
 def test_multipliers_and_marks_of_units(text: str, language: str, keys: list[str]) -> None:
     assert [q.key for q in quantities(text, language)] == keys
+
+
+# --- deferrals, offers and bare answers are no claims -----------------------------------------
+
+_PARACETAMOL_EN = [
+    "Paracetamol 500 mg: adults 1 to 2 tablets every 4 to 6 hours, at most 8 tablets in 24 hours."
+]
+_PARACETAMOL_NL = ["Paracetamol 500 mg: volwassenen 1 à 2 tabletten per keer, maximaal 6 per dag."]
+_PARACETAMOL_VI = [
+    "Paracetamol 500 mg: người lớn uống 1 đến 2 viên mỗi lần, tối đa 8 viên mỗi ngày."
+]
+
+
+@pytest.mark.parametrize(
+    ("answer", "passages", "language"),
+    [
+        ("The team at the hospital will assess how much he took.", _PARACETAMOL_EN, "en"),
+        ("Please raise it with your pharmacist before you buy anything.", _PARACETAMOL_EN, "en"),
+        ("Only use it as your doctor prescribed it.", _PARACETAMOL_EN, "en"),
+        ("Tell me how much she weighs and I'll work it out for you.", _PARACETAMOL_EN, "en"),
+        ("De arts op de spoedeisende hulp beoordeelt wat er nodig is.", _PARACETAMOL_NL, "nl"),
+        ("Neem het alleen zoals de huisarts het heeft voorgeschreven.", _PARACETAMOL_NL, "nl"),
+        ("Weet u zijn gewicht, dan reken ik de dosis voor u uit.", _PARACETAMOL_NL, "nl"),
+        ("Bác sĩ ở bệnh viện sẽ đánh giá cần làm gì.", _PARACETAMOL_VI, "vi"),
+        ("Bạn cho mình biết bé nặng bao nhiêu, mình sẽ tính giúp bạn.", _PARACETAMOL_VI, "vi"),
+        ("Chưa được bạn nhé.", _PARACETAMOL_VI, "vi"),
+        ("Not yet.", _PARACETAMOL_EN, "en"),
+        ("Nog niet.", _PARACETAMOL_NL, "nl"),
+    ],
+)
+def test_deferrals_offers_and_bare_answers_are_no_claims(
+    answer: str, passages: list[str], language: str
+) -> None:
+    r = report(answer, passages, language)
+    assert not r.claims, r.claims
+
+
+@pytest.mark.parametrize(
+    ("answer", "passages", "language"),
+    [
+        # the same frames with an amount that the passages do not back are claims, caught
+        ("Your doctor prescribed 3 tablets every 4 hours, so take those.", _PARACETAMOL_EN, "en"),
+        ("I worked it out for you: she can have 12 tablets a day.", _PARACETAMOL_EN, "en"),
+        ("Ik reken het voor u uit: 10 tabletten per dag.", _PARACETAMOL_NL, "nl"),
+        ("Mình tính giúp bạn rồi: tối đa 12 viên mỗi ngày.", _PARACETAMOL_VI, "vi"),
+    ],
+)
+def test_the_same_frames_with_a_wrong_amount_are_caught(
+    answer: str, passages: list[str], language: str
+) -> None:
+    r = report(answer, passages, language)
+    assert critical(r)
