@@ -282,6 +282,8 @@ def ground_medical(
         if cited:
             best = cited[0].passage
             break
-    status = worst([c.status for c in comparisons])
+    # An open reading no passage speaks about decides nothing beside readings that do.
+    deciding = [c for c in comparisons if not (c.reading.open and c.status == "unknown")]
+    status = worst([c.status for c in deciding or comparisons])
     grounded = status == "supported" and not missing
     return Verdict(grounded, round(max(support, 0.0), 6), best, shown, comparisons, missing)

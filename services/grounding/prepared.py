@@ -26,12 +26,14 @@ from services.grounding.medical.lexicon import MedicalLexicon
 from services.grounding.medical.names import read_opening
 from services.grounding.medical.reading import Carry, Reading, read_sentence
 from services.grounding.medical.strength import (
+    concentrations,
     counted_strengths,
     counts_in_mg,
     named_strengths,
     one_strength,
     scale_counted,
     strength_amounts,
+    volumes_restated,
 )
 from services.grounding.quantities import Amount, amounts, flatten, quantities
 from services.grounding.sentences import split_sentences
@@ -120,8 +122,10 @@ def prepare_passage(
     carry = Carry(drugs=_doc_drugs(passage.doc_id, lexicon))
     drugs |= carry.drugs
     forms: list[tuple[str, Decimal]] = []
+    every: list[Amount] = []
     for sentence, t in sentences:
         found: list[Amount] = amounts(t, language)
+        every += found
         for q in flatten(found):
             if q.has_unit:
                 keys.add(q.key)
@@ -140,6 +144,9 @@ def prepare_passage(
         readings.extend((sentence.text, r) for r in scale_counted(read.readings, counted))
     strength = one_strength(forms)
     readings += _in_mg(readings, strength)
+    per_ml = concentrations(every)
+    if per_ml:  # "1 ml" of a "100.000 IE/ml" suspension is 100,000 IU
+        readings += [(s, r) for s, read in readings for r in volumes_restated((read,), per_ml)]
     readings = list(dict.fromkeys(readings))  # a repeated sentence reads the same
     units = units_of(tokenize(text, normalized=True), language, passage=True)
     if _SINGLE_DOSE in units:  # "as a single dose" says the count "1 time"

@@ -206,3 +206,140 @@ def test_the_same_frames_with_a_wrong_amount_are_caught(
 ) -> None:
     r = report(answer, passages, language)
     assert critical(r)
+
+
+# --- going on for a stated time is a course length ---------------------------------------------
+
+_DOXY_TRAVEL_EN = [
+    "Vibramycin (doxycycline) for malaria prevention: 100 mg once a day, starting 1 to 2 days "
+    "before travel, every day during the stay and for 4 weeks after leaving the area."
+]
+_NL_MICONAZOL = [
+    "Daktarin orale gel (miconazol) bij spruw: 4 maal per dag een halve maatlepel. "
+    "Ga door tot 7 dagen na het verdwijnen van de klachten."
+]
+_VI_FLUCONAZOL = [
+    "Diflucan (fluconazol) 150 mg: uống 1 viên mỗi ngày, dùng thêm 7 ngày sau khi hết triệu chứng."
+]
+
+
+@pytest.mark.parametrize(
+    ("answer", "passages", "language"),
+    [
+        ("Keep taking it for 4 weeks after you get back.", _DOXY_TRAVEL_EN, "en"),
+        ("You carry on for four weeks after leaving the malaria area.", _DOXY_TRAVEL_EN, "en"),
+        ("Blijf de gel gebruiken tot zeven dagen nadat de klachten weg zijn.", _NL_MICONAZOL, "nl"),
+        ("Bạn tiếp tục uống thêm 7 ngày sau khi hết triệu chứng.", _VI_FLUCONAZOL, "vi"),
+    ],
+)
+def test_going_on_for_the_passages_time_passes(
+    answer: str, passages: list[str], language: str
+) -> None:
+    r = report(answer, passages, language)
+    assert not r.ungrounded, [(c.text, c.medical) for c in r.claims]
+
+
+@pytest.mark.parametrize(
+    ("answer", "passages", "language"),
+    [
+        ("Keep taking it for 1 week after you get back.", _DOXY_TRAVEL_EN, "en"),
+        ("Blijf de gel gebruiken tot twee dagen nadat de klachten weg zijn.", _NL_MICONAZOL, "nl"),
+        ("Bạn tiếp tục uống thêm 2 ngày sau khi hết triệu chứng.", _VI_FLUCONAZOL, "vi"),
+    ],
+)
+def test_going_on_for_another_time_is_caught(
+    answer: str, passages: list[str], language: str
+) -> None:
+    r = report(answer, passages, language)
+    assert critical(r)
+
+
+def test_going_on_through_what_the_passage_stops_for_is_caught() -> None:
+    passages = ["Xarelto (rivaroxaban): stop taking it at least 2 days before an operation."]
+    r = report("You can keep taking it for 3 days after the operation.", passages, "en")
+    assert r.ungrounded
+
+
+def test_a_lead_time_is_no_course_length() -> None:
+    from services.grounding.medical import Carry, read_sentence
+    from services.grounding.quantities import amounts
+
+    t = tokenize("Start 2 days before travel and take 100 mg a day.")
+    read = read_sentence(t, 0, len(t), amounts(t, "en"), "en", load_lexicon(), Carry())
+    assert all(r.duration is None for r in read.readings)
+
+
+# --- the patient's age or clearance said back from the question -------------------------------
+
+_NL_NIER = [
+    "Gabapentine bij nierfunctiestoornis: bij een creatinineklaring van 30 tot 59 ml/min "
+    "400 tot 1400 mg per dag; bij een ernstige nierfunctiestoornis (15 tot 29 ml/min) 200 tot "
+    "700 mg per dag."
+]
+
+
+def test_the_questions_clearance_said_back_is_no_missing_number() -> None:
+    ctx = MedicalContext(populations=["renal"], clearance_ml_min=20)
+    r = report(
+        "Bij een klaring van 20 ml/min is de dosis gabapentine 200 tot 700 mg per dag.",
+        _NL_NIER,
+        "nl",
+        ctx,
+    )
+    assert not r.ungrounded, [(c.text, c.numbers_missing) for c in r.claims]
+
+
+def test_another_clearance_than_the_questions_is_still_looked_for() -> None:
+    ctx = MedicalContext(populations=["renal"], clearance_ml_min=20)
+    r = report(
+        "Bij een klaring van 45 ml/min is de dosis gabapentine 200 tot 700 mg per dag.",
+        _NL_NIER,
+        "nl",
+        ctx,
+    )
+    assert r.ungrounded
+
+
+_EN_BABY = ["Infacol (simeticone) for infants: 0.5 ml before each feed, up to 6 times a day."]
+
+
+@pytest.mark.parametrize(
+    ("answer", "language", "months"),
+    [
+        ("For a baby of four months: 0.5 ml before each feed.", "en", 4),
+        ("Voor een baby van drie maanden: 0,5 ml voor elke voeding.", "nl", 3),
+    ],
+)
+def test_a_babys_age_in_words_said_back_is_no_missing_number(
+    answer: str, language: str, months: int
+) -> None:
+    from decimal import Decimal
+
+    age = float(Decimal(months) / 12)
+    ctx = MedicalContext(populations=["child"], age_min_years=age, age_max_years=age)
+    passages = (
+        _EN_BABY
+        if language == "en"
+        else ["Infacol (simeticon) bij zuigelingen: 0,5 ml voor elke voeding, tot 6 maal per dag."]
+    )
+    r = report(answer, passages, language, ctx)
+    assert not any(c.numbers_missing for c in r.claims), [
+        (c.text, c.numbers_missing) for c in r.claims
+    ]
+
+
+# --- a volume restated through the liquid's concentration -------------------------------------
+
+_NL_SUSPENSIE = [
+    "Fungizone orale suspensie (amfotericine B) 100 mg/ml: 4 maal per dag 1 ml na de maaltijd."
+]
+
+
+def test_a_volume_said_in_what_it_holds_passes() -> None:
+    r = report("Neem 4 maal per dag 1 ml, dat is 100 mg per keer.", _NL_SUSPENSIE, "nl")
+    assert not r.ungrounded
+
+
+def test_what_a_volume_holds_said_wrong_is_caught() -> None:
+    r = report("Neem 4 maal per dag 1 ml, dat is 500 mg per keer.", _NL_SUSPENSIE, "nl")
+    assert critical(r)

@@ -268,7 +268,9 @@ _AGE_EN = _AgeWords(
     people=frozenset(
         {"people", "patients", "persons", "those", "anyone", "adults", "men", "women", "someone"}
     ),
-    kin=frozenset({"son", "daughter", "child", "boy", "girl", "grandson", "granddaughter"}),
+    kin=frozenset(
+        {"son", "daughter", "child", "boy", "girl", "grandson", "granddaughter", "baby", "infant"}
+    ),
     of="of",
 )
 _AGE_NL = _AgeWords(
@@ -283,7 +285,18 @@ _AGE_NL = _AgeWords(
         {"mensen", "patiënten", "personen", "volwassenen", "iemand", "mannen", "vrouwen"}
     ),
     kin=frozenset(
-        {"zoon", "dochter", "kind", "kindje", "jongen", "meisje", "kleinzoon", "kleindochter"}
+        {
+            "zoon",
+            "dochter",
+            "kind",
+            "kindje",
+            "jongen",
+            "meisje",
+            "kleinzoon",
+            "kleindochter",
+            "baby",
+            "zuigeling",
+        }
     ),
     of="van",
 )
@@ -472,10 +485,10 @@ def _ages(
         return out  # most sentences: decided in C
     i = lo
     while i < hi:
-        if kinds[i] != NUM:
+        if kinds[i] != NUM and not _counted_age(words, i, hi, w):
             i += 1
             continue
-        first = _number(words[i])
+        first = _number(words[i]) if kinds[i] == NUM else Decimal(NUMBER_WORDS[words[i]])
         j = i + 1
         second: Decimal | None = None
         if j + 1 < hi and words[j] in w.range_words and kinds[j + 1] == NUM:
@@ -513,8 +526,8 @@ def _ages(
             i = stop  # "the last 3 months of pregnancy", "for 5 days": a time, not an age
             continue
         if second is None:
-            if bare and w.kin_age(words, i, lo):
-                high = low  # "zoon van 6": that age, not "from 6"
+            if w.kin_age(words, i, lo):
+                high = low  # "zoon van 6", "a baby of 3 months": that age, not "from 6"
             elif before & w.below_before or any(after[: len(p)] == p for p in w.below_after):
                 low, high = None, first * scale
             elif before & w.above_before or any(after[: len(p)] == p for p in w.above_after):
@@ -529,6 +542,17 @@ def _ages(
         out.append((begin, stop, low, high))
         i = stop
     return out
+
+
+def _counted_age(words: list[str], i: int, hi: int, w: _AgeWords) -> bool:
+    """A number word right before a year or month word after a child's noun and its "of" ("een
+    baby van drie maanden", "a girl of six years")."""
+    return (
+        words[i] in NUMBER_WORDS
+        and i + 1 < hi
+        and (words[i + 1] in w.years or words[i + 1] in w.months)
+        and w.kin_age(words, i, 0)
+    )
 
 
 def _age_triggers(w: _AgeWords) -> frozenset[str]:
@@ -861,7 +885,7 @@ def read_sentence(
         elif "adult" in populations and a_lo is not None and _age_group(a_lo, a_lo) == "elderly":
             # "at 79 she can take it like any adult": an age of 65 or over is an older person
             populations = (populations - {"adult"}) | {"elderly"}
-        used.update(t for t in age_tokens if kinds[t] == NUM)
+        used.update(t for t in age_tokens if kinds[t] == NUM or words[t] in NUMBER_WORDS)
     stated_pop = bool(populations)
     if not stated_pop:
         populations, age = set(carry.populations), carry.age
@@ -973,10 +997,11 @@ def read_sentence(
         or bool(cue_kinds & {"qual", "basis", "freq", "ivl_before", "ivl_after"})
         or _has_dose_cue(words, lo, hi, lang)
     )
+    going_on = any(c.keeps and c.value in POSITIVE for _, _, c in cues)
     lasting = (
         duration is not None
         and dose_cue
-        and (duration[0].kind == "max" or any(c.kind == "use" for _, _, c in cues))
+        and (duration[0].kind == "max" or going_on or any(c.kind == "use" for _, _, c in cues))
     )
     if amounts or (freqs and dose_cue):
         for f in freqs:
@@ -1026,6 +1051,7 @@ def read_sentence(
         readings, split_at = _split_into(readings, tokens, lo, hi, lexicon.cues[lang], lang)
         used.update(split_at)  # "verdeeld over twee keer": the count is the frequency
     # -- contraindication readings ----------------------------------------------------------
+    course = False  # a going-on clause with a course length (see below)
     if not readings:
         # the polarity per clause; a clause without a phrase of these kinds has none
         clause_pols = (
@@ -1042,6 +1068,7 @@ def read_sentence(
         interaction = len(stated) >= 2
         same = carry.polarity is not None and any(c.kind == "same" for _, _, c in cues)
         for clause, pol in clause_pols:
+            course = False
             if pol is None and same and stated:
                 # "the same goes for diclofenac": the claim before, about these drugs
                 pol, risk, interaction = carry.polarity, risk or carry.risk, False
@@ -1051,6 +1078,9 @@ def read_sentence(
             keeps = pol in POSITIVE and any(
                 c.keeps for s, _, c in cues if c.kind == "pol" and clause[0] <= s < clause[1]
             )  # "no need to stop X", "keep taking X": a claim of its own
+            # "continue for 7 days after you leave": how long, a course claim; going on is
+            # then judged only where a passage speaks of stopping or going on (open)
+            course = keeps and lasting and not (risk or interaction)
             if pol in POSITIVE and not (risk or interaction or keeps):
                 topic = _topic_units(tokens, clause, cues, drugs, lang) if stated else topic
                 if not topic:
@@ -1074,11 +1104,12 @@ def read_sentence(
                     condition_units=topic or units,
                     start=tokens.starts[clause[0]],
                     end=tokens.ends[clause[1] - 1],
-                    open=bool(topic),
+                    open=bool(topic) or course,
                 )
             )
             break  # one safety claim per sentence: the first clause that makes one
     if lasting and duration is not None and all(r.open for r in readings):
+        kept = readings if course else []  # going on, kept beside the course (open)
         # "use it for no longer than 2 days", "you can use it for three weeks": how long, with
         # no amount, frequency or (closed) safety claim in the sentence; open: checked only
         # where a passage states a course length
@@ -1102,7 +1133,8 @@ def read_sentence(
                 end=tokens.ends[t1 - 1],
                 open=True,
                 duration=span,
-            )
+            ),
+            *kept,
         ]
     # A contraindication's risk group ("do not drink alcohol") is not who the next sentence's
     # dose is for; a dose statement's population is.
@@ -1134,8 +1166,13 @@ def _quiet(
     populations, age = carry.populations, carry.age
     if ages:  # the age group is the sentence's population, handed on
         _, _, a_lo, a_hi = ages[0]
-        kinds = tokens.kinds
-        used = frozenset(t for s, e, _, _ in ages for t in range(s, e) if kinds[t] == NUM)
+        kinds, words = tokens.kinds, tokens.words
+        used = frozenset(
+            t
+            for s, e, _, _ in ages
+            for t in range(s, e)
+            if kinds[t] == NUM or words[t] in NUMBER_WORDS
+        )
         populations, age = frozenset({_age_group(a_lo, a_hi)}), (a_lo, a_hi)
     bands = _clearances(tokens, found, [])
     return SentenceReading(
@@ -1300,6 +1337,28 @@ _NOT_A_COURSE: Final = frozenset(
         "qua",
     }
 )
+#: Words right after a time that make it a lead time, not a course ("start 1 or 2 days before
+#: travel", "bắt đầu 2 ngày trước khi"): unless a course opener stands before it.
+_LEAD: Final = frozenset({"before", "vóór", "trước", "prior"})
+#: Words right before a time that make it how long, even with "after" behind it ("for 7 days
+#: after leaving the area", "tot 2 dagen na het verdwijnen", "thêm 7 ngày sau khi").
+_COURSE_OPENERS: Final = frozenset({"for", "gedurende", "tot", "trong", "thêm", "nog"})
+
+
+def _opens_course(words: list[str], a: Amount) -> bool:
+    """Whether a course opener stands before the time, over at most three words of a bound
+    ("for at least 6 days", "gedurende ten minste 7 dagen")."""
+    k = a.t0 - 1
+    while k >= max(0, a.t0 - 4) and words[k] in _BOUND_WORDS:
+        k -= 1
+    return k >= 0 and words[k] in _COURSE_OPENERS
+
+
+#: "for at least 6 days": words of a bound between the opener and the time.
+_BOUND_WORDS: Final = frozenset(
+    {"at", "least", "most", "up", "to", "minstens", "ten", "minste", "hoogste", "ít", "nhất"}
+)
+
 #: Words that open a condition: a time inside one is when to act, not how long to take the
 #: drug ("if the diarrhoea lasts longer than 2 days", "als het na 3 dagen", "nếu sau 3 ngày").
 _IF: Final = frozenset({"if", "when", "unless", "als", "indien", "wanneer", "nếu", "khi"})
@@ -1324,7 +1383,8 @@ def _duration(
         and a.low >= _DAY
         and a.t0 not in taken
         and not (a.t0 > lo and words[a.t0 - 1] in _NOT_A_COURSE)
-        and not (a.t1 < len(words) and words[a.t1] in _NOT_A_COURSE)
+        and not (a.t1 < len(words) and words[a.t1] in _NOT_A_COURSE and not _opens_course(words, a))
+        and not (a.t1 < len(words) and words[a.t1] in _LEAD and not _opens_course(words, a))
         and not _in_condition(words, lo, a.t0)
     ]
     if not times:
