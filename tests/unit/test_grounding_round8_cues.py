@@ -343,3 +343,80 @@ def test_a_volume_said_in_what_it_holds_passes() -> None:
 def test_what_a_volume_holds_said_wrong_is_caught() -> None:
     r = report("Neem 4 maal per dag 1 ml, dat is 500 mg per keer.", _NL_SUSPENSIE, "nl")
     assert critical(r)
+
+
+# --- an amount set aside ("not the usual 20 mg") is no dose claim -----------------------------
+
+_NL_NIER_DOSE = [
+    "Pregabaline (Lyrica): gebruikelijke dosis 150 tot 600 mg per dag.",
+    "Pregabaline bij nierfunctiestoornis: bij een creatinineklaring van 15 tot 30 ml/min "
+    "25 tot 150 mg per dag.",
+]
+
+
+@pytest.mark.parametrize(
+    ("answer", "language", "passages"),
+    [
+        (
+            "Bij een ernstige nierfunctiestoornis is het 25 tot 150 mg pregabaline per dag, "
+            "niet de gebruikelijke 150 tot 600 mg.",
+            "nl",
+            _NL_NIER_DOSE,
+        ),
+        (
+            "With severe kidney problems it is 25 to 150 mg of pregabalin a day instead of "
+            "the usual 150 to 600 mg.",
+            "en",
+            [
+                "Pregabalin (Lyrica): the usual dose is 150 to 600 mg per day.",
+                "Pregabalin in renal impairment: creatinine clearance 15 to 30 ml/min, 25 to "
+                "150 mg per day.",
+            ],
+        ),
+    ],
+)
+def test_the_usual_dose_set_aside_is_no_claim_for_the_group(
+    answer: str, language: str, passages: list[str]
+) -> None:
+    ctx = MedicalContext(populations=["renal"], clearance_ml_min=20)
+    r = report(answer, passages, language, ctx)
+    assert not r.ungrounded, [(c.text, c.medical) for c in r.claims]
+
+
+def test_a_set_aside_amount_the_passages_never_state_is_still_caught() -> None:
+    ctx = MedicalContext(populations=["renal"], clearance_ml_min=20)
+    r = report(
+        "Bij een ernstige nierfunctiestoornis is het 25 tot 150 mg pregabaline per dag, "
+        "niet de gebruikelijke 900 mg.",
+        _NL_NIER_DOSE,
+        "nl",
+        ctx,
+    )
+    assert r.ungrounded
+
+
+def test_the_usual_dose_given_to_the_group_is_caught() -> None:
+    ctx = MedicalContext(populations=["renal"], clearance_ml_min=20)
+    r = report(
+        "Bij een ernstige nierfunctiestoornis blijft het de gebruikelijke 150 tot 600 mg per dag.",
+        _NL_NIER_DOSE,
+        "nl",
+        ctx,
+    )
+    assert critical(r)
+
+
+def test_not_more_than_stays_a_maximum() -> None:
+    r = report("Neem niet meer dan 600 mg pregabaline per dag.", _NL_NIER_DOSE[:1], "nl")
+    assert not r.ungrounded
+    wrong = report("Neem niet meer dan 900 mg pregabaline per dag.", _NL_NIER_DOSE[:1], "nl")
+    assert critical(wrong)
+
+
+# --- a separable verb is no going-on ("slik … door met water") --------------------------------
+
+
+def test_swallowing_whole_with_water_is_no_safety_claim() -> None:
+    passages = ["Colofac retard 200 mg (mebeverine): tweemaal daags 1 capsule, heel doorslikken."]
+    r = report("Slik de capsule heel door met wat water.", passages, "nl")
+    assert not any(c.kind == "contraindication" for c in r.claims)

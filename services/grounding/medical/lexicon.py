@@ -221,6 +221,10 @@ class LanguageCues(_Strict):
     #: Words that make the population after them a comparison ("the same as an adult"), not
     #: the group the statement is about.
     comparison: list[str] = Field(default_factory=list)
+    #: Words right before an amount that set it aside ("not the usual 20 mg", "instead of
+    #: 20 mg", "niet de gebruikelijke 20 mg", "chứ không phải 20 mg"): the dose not meant, no
+    #: dose claim of the sentence (its number is still looked for among the passages).
+    instead: list[str] = Field(default_factory=list)
     examples: list[ReadingExample] = Field(default_factory=list)
 
 
@@ -368,6 +372,7 @@ class MedicalLexicon:
         entries += [(p, Cue("cmp")) for p in cues.comparison]
         entries += [(p, Cue("change")) for p in cues.dose_change]
         entries += [(p, Cue("same")) for p in cues.same_for]
+        entries += [(p, Cue("instead")) for p in cues.instead]
         entries += [(p, Cue("neutral")) for p in getattr(groups.neutral, language)]
         for g in groups.populations:
             entries += [(p, Cue("pop", g.key)) for p in getattr(g, language)]

@@ -736,6 +736,10 @@ class _Item:
 #: "the same goes for" (with the claim before).
 _POLARITY_KINDS: Final = frozenset({"pol", "use", "change", "modal", "modal_after", "cond", "same"})
 
+#: Cues that set the amount right after them aside: "instead of", "not the usual", and a bare
+#: negator ("10 mg, not 20 mg"); "not more than" is a limit (a qualifier), not a negator.
+_SET_ASIDE: Final = frozenset({"instead", "neg"})
+
 #: Conditions measured by a number written without a unit ("an eGFR of 40", "klaring 25").
 _MEASURED: Final = frozenset({"renal"})
 
@@ -902,11 +906,13 @@ def read_sentence(
     }
     # "500 mg mỗi 8 giờ", "500 mg per 8 hours": a time denominator of hours is the interval
     # between doses; per minute or per hour ("ml/min", "mg/h") is a rate (a clearance).
+    aside = {e for _, e, c in cues if c.kind in _SET_ASIDE}  # "not the usual 20 mg"
     doses = [
         a
         for a in found
         if _is_dose_amount(a)
         and a.t0 not in age_tokens
+        and a.t0 not in aside
         and (a.per_time is None or a.per_time >= _SHORTEST_INTERVAL)
     ]
     for a in found:
