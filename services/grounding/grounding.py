@@ -81,10 +81,18 @@ def _resolve_drugs(claims: list[AtomicClaim], evidence: Evidence) -> list[Atomic
             continue
         cited = [d for m in claim.markers for d, ok in resolve(m, evidence) if ok]
         drugs = evidence.drugs_of(cited) if cited else frozenset()
+        kinds = {r.kind for r in claim.readings}
+        if len(drugs) > 1:  # the cited passage names others too ("… with ciclosporin"):
+            drugs = frozenset().union(  # the drug its statements of that kind are about
+                *(
+                    p.reading.drugs
+                    for p in evidence.readings
+                    if p.doc_id in cited and p.reading.kind in kinds
+                )
+            )
         if len(drugs) != 1:
             drugs = last
         if len(drugs) != 1:
-            kinds = {r.kind for r in claim.readings}
             drugs = frozenset().union(
                 *(p.reading.drugs for p in evidence.readings if p.reading.kind in kinds)
             )

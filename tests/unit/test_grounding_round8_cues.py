@@ -420,3 +420,47 @@ def test_swallowing_whole_with_water_is_no_safety_claim() -> None:
     passages = ["Colofac retard 200 mg (mebeverine): tweemaal daags 1 capsule, heel doorslikken."]
     r = report("Slik de capsule heel door met wat water.", passages, "nl")
     assert not any(c.kind == "contraindication" for c in r.claims)
+
+
+# --- a low body weight is a group of its own; the groups set apart are not spoken about ----------
+
+_RIVA_LIKE = [
+    "Pradaxa (dabigatran) for atrial fibrillation: the recommended dose is 150 mg twice daily.",
+    "The recommended dose of dabigatran is 110 mg twice daily in patients with a body weight "
+    "under 50 kg, in patients aged 80 or over, or with concomitant verapamil.",
+]
+
+
+def test_a_dose_for_a_low_body_weight_passes_against_its_passage() -> None:
+    ctx = MedicalContext(populations=["elderly"], age_min_years=78, age_max_years=78)
+    r = report(
+        "Because he weighs less than 50 kg, the lower dose applies: 110 mg twice daily [2]. "
+        "The standard 150 mg twice daily is for patients who have none of those factors [1].",
+        _RIVA_LIKE,
+        "en",
+        ctx,
+    )
+    assert not r.ungrounded, [(c.text, c.medical) for c in r.claims]
+
+
+def test_the_usual_dose_for_a_low_body_weight_is_caught() -> None:
+    r = report("Because he weighs less than 50 kg, he takes 150 mg twice daily.", _RIVA_LIKE, "en")
+    assert critical(r)
+
+
+def test_the_standard_dose_for_a_risk_group_named_before_is_still_caught() -> None:
+    passages = [
+        "Detrusitol (tolterodine): 2 mg twice daily; in liver impairment 1 mg twice daily.",
+    ]
+    ctx = MedicalContext(populations=["hepatic"])
+    r = report("You can simply take the standard dose: 2 mg twice a day.", passages, "en", ctx)
+    assert critical(r)
+
+
+def test_a_cited_passage_naming_other_drugs_lends_the_drug_its_doses_are_about() -> None:
+    r = report(
+        "For her the dose is 110 mg twice daily [2].",
+        [*_RIVA_LIKE, "Eliquis (apixaban): 2.5 mg twice daily in patients aged 80 or over."],
+        "en",
+    )
+    assert not r.ungrounded, [(c.text, c.medical) for c in r.claims]

@@ -311,6 +311,7 @@ class MedicalLexicon:
         for language in LANGUAGES:
             self.matchers[language] = self._compile(language, groups, getattr(cues, language))
         self.cues: dict[str, LanguageCues] = {lang: getattr(cues, lang) for lang in LANGUAGES}
+
         #: One-word condition phrases per compounding language: "nier" → renal.
         self._heads: dict[str, dict[str, Cue]] = {
             language: {

@@ -736,6 +736,28 @@ class _Item:
 #: "the same goes for" (with the claim before).
 _POLARITY_KINDS: Final = frozenset({"pol", "use", "change", "modal", "modal_after", "cond", "same"})
 
+#: Words that set the groups named before apart ("for patients with none of those factors",
+#: "voor wie geen van deze factoren heeft", "người không có yếu tố nào trong số đó").
+_NONE_OF: Final = (
+    ("none", "of"),
+    ("neither", "of"),
+    ("geen", "van"),
+    ("geen", "enkele", "van"),
+    ("không", "có", "yếu", "tố", "nào"),
+    ("không", "thuộc", "các", "trường", "hợp"),
+)
+
+
+def _none_of(words: list[str], lo: int, hi: int) -> bool:
+    span = words[lo:hi]
+    return any(
+        tuple(span[k : k + len(p)]) == p
+        for k in range(len(span))
+        for p in _NONE_OF
+        if span[k] == p[0]
+    )
+
+
 #: Cues that set the amount right after them aside: "instead of", "not the usual", and a bare
 #: negator ("10 mg, not 20 mg"); "not more than" is a limit (a qualifier), not a negator.
 _SET_ASIDE: Final = frozenset({"instead", "neg"})
@@ -893,6 +915,10 @@ def read_sentence(
     stated_pop = bool(populations)
     if not stated_pop:
         populations, age = set(carry.populations), carry.age
+        if populations and _none_of(words, lo, hi):
+            # "The standard 60 mg is for patients who have none of those factors": the groups
+            # named before are set apart, not spoken about
+            populations, age = set(), None
     elif age is None and carry.age is not None and populations & carry.populations - {"adult"}:
         age = carry.age  # "my son is 5" … "a child can take": the same child, with the age
     # -- items: dose amounts, frequencies, intervals --------------------------------------
