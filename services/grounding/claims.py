@@ -110,6 +110,9 @@ class AtomicClaim:
     units: frozenset[str]
     readings: tuple[Reading, ...] = ()
     leftover: tuple[Quantity, ...] = ()
+    #: Drugs a dose claim without readings names ("NorLevo kunt u tot 120 uur … innemen"): its
+    #: numbers are looked for in those drugs' passages.
+    drugs: frozenset[str] = frozenset()
 
 
 def fact_checks(
@@ -513,6 +516,9 @@ def atomic_claims(
                 found = tuple(q for q in found if q not in told)
                 leftover = tuple(q for q in leftover if q not in told)
         after_dose = after_dose or kind == "dose"
+        named: frozenset[str] = frozenset()
+        if kind == "dose" and not readings and found:
+            named = frozenset(inn for _, _, inn in lex.find_drugs(t.words, 0, len(t)))
         claims.append(
             AtomicClaim(
                 sentence.text,
@@ -524,6 +530,7 @@ def atomic_claims(
                 units,
                 readings,
                 leftover,
+                named,
             )
         )
     return claims

@@ -124,6 +124,19 @@ class Evidence:
             return drugs
         return frozenset(renamed.get(d, d) for d in drugs)
 
+    def numbers_about(
+        self, drugs: frozenset[str], keys: frozenset[str], numbers: frozenset[Decimal]
+    ) -> tuple[frozenset[str], frozenset[Decimal]]:
+        """The quantities of the passages that name one of ``drugs``; ``keys`` and ``numbers``
+        (all passages') when none does."""
+        about = [p for i, p in enumerate(self.passages) if self.passage_drugs(i) & drugs]
+        if not about:
+            return keys, numbers
+        return (
+            frozenset().union(*(p.keys for p in about)),
+            frozenset().union(*(p.numbers for p in about)),
+        )
+
     def passage_drugs(self, i: int) -> frozenset[str]:
         """Every drug passage ``i`` names, under the event's names."""
         return self.renamed(self.passages[i].drugs)
@@ -238,12 +251,17 @@ def ground(
     threshold: float,
     bare_numbers: bool,
     doc: str | None = None,
+    drugs: frozenset[str] = frozenset(),
 ) -> Verdict:
     """Ground one claim — its content ``units`` (:func:`~services.grounding.text.claim_units`)
-    and its quantities ``found`` — in all passages, or in the passages of the document ``doc``."""
+    and its quantities ``found`` — in all passages, or in the passages of the document ``doc``.
+    ``drugs``: the drugs a dose claim without readings names; its numbers must then be in the
+    passages about them, when some passage is (another drug's "120 hours" is not theirs)."""
     indices, keys, numbers = _scope(evidence, doc)
     if not indices:
         return Verdict(False, 0.0, None, _missing(found, frozenset(), frozenset(), bare_numbers))
+    if drugs and found and doc is None:
+        keys, numbers = evidence.numbers_about(drugs, keys, numbers)
     missing = _missing(found, keys, numbers, bare_numbers)
     best, support = _best_support(units, evidence, indices)
     grounded = not missing and support >= threshold

@@ -438,6 +438,13 @@ def _in_passage_mg(r: Reading, evidence: Evidence) -> Reading:
     return next(iter(counts_in_mg((r,), {r.unit: values.pop()})), r)
 
 
+def _stated_drugs(claim: AtomicClaim) -> frozenset[str]:
+    """The drugs a dose claim's readings name themselves (not from context or a passage)."""
+    if claim.kind != "dose":
+        return frozenset()
+    return frozenset().union(*(r.drugs for r in claim.readings if r.drug_source == "stated"))
+
+
 def _deterministic(
     claim: AtomicClaim,
     evidence: Evidence,
@@ -468,6 +475,7 @@ def _deterministic(
         threshold=config.support_threshold,
         bare_numbers=config.bare_numbers,
         doc=doc,
+        drugs=claim.drugs or _stated_drugs(claim),
     )
 
 

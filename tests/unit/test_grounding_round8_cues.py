@@ -464,3 +464,32 @@ def test_a_cited_passage_naming_other_drugs_lends_the_drug_its_doses_are_about()
         "en",
     )
     assert not r.ungrounded, [(c.text, c.medical) for c in r.claims]
+
+
+# --- a dose sentence's numbers are its drug's ---------------------------------------------------
+
+_EN_MORNING_AFTER = [
+    "Levonelle 1500 microgram (levonorgestrel): take the tablet as soon as possible, "
+    "preferably within 12 hours and no later than 72 hours after unprotected sex.",
+    "ellaOne 30 mg (ulipristal acetate): take the tablet as soon as possible and no later "
+    "than 120 hours (5 days) after unprotected sex.",
+]
+
+
+def test_another_drugs_time_limit_under_a_drugs_name_is_caught() -> None:
+    r = report("You can take Levonelle up to 120 hours after sex.", _EN_MORNING_AFTER, "en")
+    assert critical(r)
+
+
+def test_the_drugs_own_time_limit_passes() -> None:
+    r = report("You can take Levonelle up to 72 hours after sex.", _EN_MORNING_AFTER, "en")
+    assert not r.ungrounded, [(c.text, c.numbers_missing, c.medical) for c in r.claims]
+
+
+def test_numbers_are_looked_for_everywhere_when_no_passage_names_the_drug() -> None:
+    r = report(
+        "You can take Levonelle up to 72 hours after sex.",
+        ["Emergency contraception: take the tablet no later than 72 hours after unprotected sex."],
+        "en",
+    )
+    assert not any(c.numbers_missing for c in r.claims)
