@@ -279,7 +279,7 @@ def _frame(key: str, language: str | None, *, with_unit: bool) -> SkipReason | N
             return "restatement"
         if not with_unit and has_cue(key, f.alone) and has_cue(key, f.alone_negators):
             return "referral"  # "don't change the dose on your own": ask the prescriber
-        if not with_unit and has_cue(key, f.offers) and has_cue(key, f.for_you):
+        if not with_unit and has_cue(key, f.for_you) and has_cue(key, f.offers):
             return "pleasantry"  # "then I'll work it out for you"
     return None
 
@@ -297,7 +297,7 @@ def _frame_gate(f: NonclaimFrames) -> tuple[str, ...]:
         *f.courtesy,
         *f.restatements,
         *f.alone,
-        *f.offers,
+        *f.for_you,
     )
 
 

@@ -63,23 +63,35 @@ class Evidence:
     ) -> None:
         lex = lexicon if lexicon is not None else load_lexicon()
         if cache is not None:
-            self.passages = tuple(cache.get(p, language, lex) for p in passages)
+            self.passages = tuple([cache.get(p, language, lex) for p in passages])
         else:
-            self.passages = tuple(prepare_passage(p, language, lex) for p in passages)
+            self.passages = tuple([prepare_passage(p, language, lex) for p in passages])
         self.language = language
         #: Drug names the passages teach by their openings, one map for the event.
-        self.names = event_names(p.names for p in self.passages)
+        self.names: dict[str, str] = {}
         #: Drugs one passage reads under a name another passage teaches as another drug.
-        self._renamed = {
-            d: self.names[d] for p in self.passages for d in p.drugs if self.names.get(d, d) != d
-        }
-        self.keys = frozenset().union(*(p.keys for p in self.passages))
-        self.numbers = frozenset().union(*(p.numbers for p in self.passages))
+        self._renamed: dict[str, str] = {}
+        #: The indication each passage's heading names, by passage index.
+        self._indications: dict[int, frozenset[str]] = {}
+        taught = False
+        for i, p in enumerate(self.passages):
+            taught = taught or bool(p.names)
+            if p.indication:
+                self._indications[i] = p.indication
+        if taught:
+            self.names = names = event_names(p.names for p in self.passages)
+            for p in self.passages:
+                for d in p.drugs:
+                    if d in names and names[d] != d:
+                        self._renamed[d] = names[d]
+        # lists, not generators: a generator is resumed once per passage (as dear as a call)
+        self.keys = frozenset().union(*[p.keys for p in self.passages])
+        self.numbers = frozenset().union(*[p.numbers for p in self.passages])
         self.by_doc: dict[str, list[int]] = {}
         for i, p in enumerate(self.passages):
             self.by_doc.setdefault(p.doc_id, []).append(i)
         # [n] markers count passages by rank when every passage has one, else by list order.
-        if passages and all(p.rank is not None for p in passages):
+        if passages and None not in [p.rank for p in passages]:
             self.order = sorted(range(len(passages)), key=lambda i: (passages[i].rank, i))
         else:
             self.order = list(range(len(passages)))
@@ -129,7 +141,10 @@ class Evidence:
     ) -> tuple[frozenset[str], frozenset[Decimal]]:
         """The quantities of the passages that name one of ``drugs``; ``keys`` and ``numbers``
         (all passages') when none does."""
-        about = [p for i, p in enumerate(self.passages) if self.passage_drugs(i) & drugs]
+        about = []
+        for i, p in enumerate(self.passages):
+            if self.passage_drugs(i) & drugs:
+                about.append(p)
         if not about:
             return keys, numbers
         return (
@@ -173,10 +188,6 @@ class Evidence:
         if self._indications and reading.condition_units:
             pool = self._by_indication(reading.condition_units, pool)
         return pool if doc is None else [r for r in pool if r.doc_id == doc]
-
-    @cached_property
-    def _indications(self) -> dict[int, frozenset[str]]:
-        return {i: p.indication for i, p in enumerate(self.passages) if p.indication}
 
     def _by_indication(
         self, units: frozenset[str], pool: list[PassageReading]

@@ -81,8 +81,8 @@ def _resolve_drugs(claims: list[AtomicClaim], evidence: Evidence) -> list[Atomic
             continue
         cited = [d for m in claim.markers for d, ok in resolve(m, evidence) if ok]
         drugs = evidence.drugs_of(cited) if cited else frozenset()
-        kinds = {r.kind for r in claim.readings}
         if len(drugs) > 1:  # the cited passage names others too ("… with ciclosporin"):
+            kinds = {r.kind for r in claim.readings}
             drugs = frozenset().union(  # the drug its statements of that kind are about
                 *(
                     p.reading.drugs
@@ -93,6 +93,7 @@ def _resolve_drugs(claims: list[AtomicClaim], evidence: Evidence) -> list[Atomic
         if len(drugs) != 1:
             drugs = last
         if len(drugs) != 1:
+            kinds = {r.kind for r in claim.readings}
             drugs = frozenset().union(
                 *(p.reading.drugs for p in evidence.readings if p.reading.kind in kinds)
             )
@@ -475,7 +476,7 @@ def _deterministic(
         threshold=config.support_threshold,
         bare_numbers=config.bare_numbers,
         doc=doc,
-        drugs=claim.drugs or _stated_drugs(claim),
+        drugs=claim.drugs or (_stated_drugs(claim) if claim.readings else frozenset()),
     )
 
 

@@ -479,22 +479,21 @@ def _unit_at(tokens: Tokens, i: int, language: str | None) -> _Unit | None:
 #: Words between a number and its unit that scale it: "3 million IU", "1,5 miljoen IE", "9 triệu
 #: IU", "3 M.IU" (a product's strength in millions of units), "2 nghìn đơn vị". Only before a
 #: unit of mass or units: "1.5 million people" stays a bare number.
+_MULTIPLIER_WORDS: Final = {
+    **dict.fromkeys(("million", "millions", "miljoen", "miljoenen", "triệu", "m", "m."), 1_000_000),
+    **dict.fromkeys(("thousand", "duizend", "nghìn", "ngàn"), 1_000),
+}
 _MULTIPLIERS: Final[PhraseMatcher[Decimal]] = PhraseMatcher(
-    (phrase_tokens(word), Decimal(value))
-    for words, value in (
-        ("million millions miljoen miljoenen triệu m m.", 1_000_000),
-        ("thousand duizend nghìn ngàn", 1_000),
-    )
-    for word in words.split()
+    (phrase_tokens(word), Decimal(value)) for word, value in _MULTIPLIER_WORDS.items()
 )
 #: Marks of the standard an amount of units is measured by, between the number and its unit or
 #: after it ("175 anti-Xa IU per kg", "4.200 đơn vị USP", "10 000 IU Ph. Eur."): they say what
 #: kind of unit it is, not another amount.
-_UNIT_MARKS: Final[PhraseMatcher[bool]] = PhraseMatcher(
-    (phrase_tokens(mark), True)
-    for mark in ("anti-xa", "anti xa", "anti-factor xa", "usp", "ph. eur.", "ph.eur.", "ph eur")
-)
+_MARKS: Final = ("anti-xa", "anti xa", "anti-factor xa", "usp", "ph. eur.", "ph.eur.", "ph eur")
+_UNIT_MARKS: Final[PhraseMatcher[bool]] = PhraseMatcher((phrase_tokens(m), True) for m in _MARKS)
 _SCALED_BASES: Final = frozenset({"IU", "mg"})
+#: The first words of a multiplier or a mark: most numbers have none after them.
+_MARKED_FIRST: Final = frozenset(phrase_tokens(w)[0] for w in (*_MULTIPLIER_WORDS, *_MARKS))
 
 
 def _marked_unit(tokens: Tokens, j: int, language: str | None) -> _Unit | None:
@@ -603,7 +602,7 @@ def amounts(tokens: Tokens, language: str | None = None) -> list[Amount]:
             i += 1
             continue
         unit = _unit_at(tokens, j, language) if j < n else None
-        if unit is None and j < n:
+        if unit is None and j < n and words[j] in _MARKED_FIRST:
             unit = _marked_unit(tokens, j, language)
         if unit is None:
             if digits:

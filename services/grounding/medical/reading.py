@@ -485,7 +485,7 @@ def _ages(
         return out  # most sentences: decided in C
     i = lo
     while i < hi:
-        if kinds[i] != NUM and not _counted_age(words, i, hi, w):
+        if kinds[i] != NUM and not (words[i] in NUMBER_WORDS and _counted_age(words, i, hi, w)):
             i += 1
             continue
         first = _number(words[i]) if kinds[i] == NUM else Decimal(NUMBER_WORDS[words[i]])
@@ -891,9 +891,12 @@ def read_sentence(
         age_tokens.update(range(s, e))
     # Cue phrases that hold a number ("in 24 hours") use it.
     cue_tokens: set[int] = set()
+    aside: set[int] = set()  # "not the usual 20 mg": where an amount set aside starts
     for s, e, cue in cues:
         if cue.kind in ("basis", "qual", "ivl_after", "ivl_before"):
             cue_tokens.update(range(s, e))
+        elif cue.kind in _SET_ASIDE:
+            aside.add(e)
     # -- populations and conditions -------------------------------------------------------
     cues = _without_normal(cues, words, lexicon.cues[lang].normal_words)
     compared = {s for s, _, c in cues if c.kind == "pop" and _compared(cues, s, words)}
@@ -932,7 +935,6 @@ def read_sentence(
     }
     # "500 mg mỗi 8 giờ", "500 mg per 8 hours": a time denominator of hours is the interval
     # between doses; per minute or per hour ("ml/min", "mg/h") is a rate (a clearance).
-    aside = {e for _, e, c in cues if c.kind in _SET_ASIDE}  # "not the usual 20 mg"
     doses = [
         a
         for a in found
@@ -1029,11 +1031,13 @@ def read_sentence(
         or bool(cue_kinds & {"qual", "basis", "freq", "ivl_before", "ivl_after"})
         or _has_dose_cue(words, lo, hi, lang)
     )
-    going_on = any(c.keeps and c.value in POSITIVE for _, _, c in cues)
     lasting = (
         duration is not None
         and dose_cue
-        and (duration[0].kind == "max" or going_on or any(c.kind == "use" for _, _, c in cues))
+        and (
+            duration[0].kind == "max"
+            or any(c.kind == "use" or (c.keeps and c.value in POSITIVE) for _, _, c in cues)
+        )
     )
     if amounts or (freqs and dose_cue):
         for f in freqs:
