@@ -493,3 +493,35 @@ def test_numbers_are_looked_for_everywhere_when_no_passage_names_the_drug() -> N
         "en",
     )
     assert not any(c.numbers_missing for c in r.claims)
+
+
+# --- a risk group the passages allow the drug in takes the general dose -----------------------
+
+_NL_PIMAFUCORT_LIKE = [
+    "Daktarin (miconazol) ovule 1200 mg: eenmalig voor het slapengaan inbrengen. "
+    "Tijdens de zwangerschap mag miconazol na overleg met de arts worden gebruikt.",
+]
+_NL_FORBIDDEN = [
+    "Fluconazol 150 mg capsule: eenmalig 1 capsule. Fluconazol mag niet worden gebruikt "
+    "tijdens de zwangerschap.",
+]
+
+
+def test_the_general_dose_where_the_passages_allow_the_group_passes() -> None:
+    ctx = MedicalContext(populations=["pregnancy"])
+    r = report("Breng eenmalig een Daktarin ovule van 1200 mg in.", _NL_PIMAFUCORT_LIKE, "nl", ctx)
+    assert not r.ungrounded, [(c.text, c.medical) for c in r.claims]
+
+
+def test_the_general_dose_where_the_passages_forbid_the_group_is_caught() -> None:
+    ctx = MedicalContext(populations=["pregnancy"])
+    r = report("Neem eenmalig een capsule van 150 mg fluconazol.", _NL_FORBIDDEN, "nl", ctx)
+    assert critical(r)
+
+
+def test_another_dose_where_the_passages_allow_the_group_is_caught() -> None:
+    ctx = MedicalContext(populations=["pregnancy"])
+    r = report(
+        "Breng drie avonden een Daktarin ovule van 400 mg in.", _NL_PIMAFUCORT_LIKE, "nl", ctx
+    )
+    assert critical(r)
