@@ -525,3 +525,56 @@ def test_another_dose_where_the_passages_allow_the_group_is_caught() -> None:
         "Breng drie avonden een Daktarin ovule van 400 mg in.", _NL_PIMAFUCORT_LIKE, "nl", ctx
     )
     assert critical(r)
+
+
+# --- breastfeeding paused for a time after a dose allows the drug -----------------------------
+
+_EN_PAUSE = [
+    "Flagyl (metronidazole) 400 mg tablets: one tablet three times a day. If you are "
+    "breastfeeding, take the tablet after a feed and do not breastfeed for 12 hours afterwards."
+]
+_EN_NO_PAUSE = [
+    "Cordarone (amiodarone) 200 mg tablets: one tablet a day. Do not breastfeed while taking "
+    "amiodarone."
+]
+_NL_PAUSE = [
+    "Flagyl (metronidazol) 400 mg: driemaal daags 1 tablet. Geeft u borstvoeding, neem de "
+    "tablet dan na een voeding en geef daarna 12 uur geen borstvoeding."
+]
+
+
+@pytest.mark.parametrize(
+    ("answer", "passages", "language"),
+    [
+        ("Yes, you can take it while you are breastfeeding.", _EN_PAUSE, "en"),
+        ("Ja, u mag het gebruiken als u borstvoeding geeft.", _NL_PAUSE, "nl"),
+    ],
+)
+def test_a_pause_of_breastfeeding_after_the_dose_allows_the_drug(
+    answer: str, passages: list[str], language: str
+) -> None:
+    r = report(answer, passages, language)
+    assert not critical(r), [(c.text, c.medical) for c in r.claims]
+
+
+@pytest.mark.parametrize(
+    ("answer", "passages", "language"),
+    [
+        ("You must not take it while breastfeeding.", _EN_PAUSE, "en"),
+        ("Yes, you can take it while you are breastfeeding.", _EN_NO_PAUSE, "en"),
+    ],
+)
+def test_a_ban_on_breastfeeding_or_the_opposite_answer_is_caught(
+    answer: str, passages: list[str], language: str
+) -> None:
+    r = report(answer, passages, language)
+    assert critical(r)
+
+
+def test_alcohol_avoided_for_a_time_is_still_avoid() -> None:
+    passages = [
+        "Metronidazole 400 mg: one tablet three times a day. Take it with water and do not "
+        "drink alcohol for 48 hours afterwards."
+    ]
+    r = report("You can take metronidazole with alcohol.", passages, "en")
+    assert critical(r)

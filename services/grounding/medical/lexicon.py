@@ -123,6 +123,10 @@ class GroupExample(_Strict):
 class GroupEntry(_Strict):
     key: str = Field(pattern=r"^[a-z][a-z_]*$")
     population: bool = False
+    #: An activity a passage may pause for a time after a dose while the drug is taken ("take
+    #: the tablet after a feed and do not breastfeed for 8 hours"): negated with a time, in a
+    #: clause that says to take the drug, the drug is allowed in the group.
+    pausable: bool = False
     en: list[str] = Field(min_length=1)
     nl: list[str] = Field(min_length=1)
     vi: list[str] = Field(min_length=1)
@@ -252,6 +256,8 @@ class Cue:
     population: bool = False
     #: a polarity phrase about stopping or going on with a drug (``keep_use``)
     keeps: bool = False
+    #: a condition that is an activity a passage may pause for a time (``pausable``)
+    pausable: bool = False
 
 
 def _strip_marks(text: str) -> str:
@@ -379,7 +385,8 @@ class MedicalLexicon:
             entries += [(p, Cue("pop", g.key)) for p in getattr(g, language)]
         for g in groups.conditions:
             entries += [
-                (p, Cue("cond", g.key, population=g.population)) for p in getattr(g, language)
+                (p, Cue("cond", g.key, population=g.population, pausable=g.pausable))
+                for p in getattr(g, language)
             ]
         for phrase, cue in entries:
             words = phrase_tokens(phrase)

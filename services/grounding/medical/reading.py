@@ -637,8 +637,10 @@ def _clause_polarity(
     clause: tuple[int, int],
     negated: Callable[[Sequence[int], int, int, tuple[int, int]], bool],
     words: list[str],
+    times: Sequence[int] = (),
 ) -> Polarity | None:
-    """The polarity of one clause: the strongest negative vote, else a positive one."""
+    """The polarity of one clause: the strongest negative vote, else a positive one.
+    ``times``: where the sentence's lengths of time start (a pause: "for 8 hours")."""
     all_neg = [e - 1 for _, e, c in cues if c.kind == "neg"]  # "not a reason to | avoid"
     # "without" after a phrase opens a condition, it does not negate the phrase: "neem geen
     # ibuprofen zonder overleg" is still "do not take".
@@ -650,6 +652,10 @@ def _clause_polarity(
         )
         neg_at = [k for k in all_neg if not (k > first and words[k] in _NOT_VERBAL)]
     uses = [(s, e) for s, e, c in cues if c.kind == "use" and clause[0] <= s < clause[1]]
+    # A negator right before a condition negates the condition ("geef geen borstvoeding", "geen
+    # alcohol"), not a use verb before it: the negated condition decides below.
+    conds = {s for s, _, c in cues if c.kind == "cond"}
+    verb_neg = [k for k in neg_at if k + 1 not in conds] if conds else neg_at
     frames = [s for s, _, c in cues if c.kind == "wneg" and clause[0] <= s < clause[1]]
     if frames:  # "nothing suggests … would be a problem": one more negator in every scope
         negated = _framed(negated, frames)
@@ -660,7 +666,7 @@ def _clause_polarity(
         if cue.kind == "pol":
             value: Polarity = cue.value  # type: ignore[assignment]
             votes.append(flip(value) if negated(neg_at, s, e, clause) else value)
-        elif cue.kind == "use" and negated(neg_at, s, e, clause):
+        elif cue.kind == "use" and negated(verb_neg, s, e, clause):
             votes.append("avoid")
         elif cue.kind == "change" and negated(neg_at, s, e, clause):
             votes.append("allowed")  # "no need to reduce the dose": the usual use is fine
@@ -674,7 +680,8 @@ def _clause_polarity(
             )
             votes.append("avoid" if negative else "allowed")
     if not votes and _negated_condition(cues, clause, all_neg, words):
-        votes.append("avoid")
+        paused = times and _paused(cues, clause, all_neg, times)
+        votes.append("allowed" if paused else "avoid")
     negatives = [v for v in votes if v in NEGATIVE]
     if negatives:
         return max(negatives, key=lambda v: _STRENGTH[v])
@@ -710,6 +717,31 @@ def _negated_condition(
         and clause[0] <= s < clause[1]
         and any(max(clause[0], s - 2) <= k < s and words[k] not in _NOT_VERBAL for k in neg_at)
         for s, _, cue in cues
+    )
+
+
+def _paused(
+    cues: list[tuple[int, int, Cue]],
+    clause: tuple[int, int],
+    neg_at: list[int],
+    times: Sequence[int],
+) -> bool:
+    """A pausable activity negated for a time, in a clause that says to take the drug: "take
+    the tablet right after a feed and do not breastfeed for at least 8 hours" allows the drug
+    while breastfeeding; "do not breastfeed while taking it" (no time) does not."""
+    takes = any(
+        c.kind == "use" and clause[0] <= s < clause[1] and not any(s - 3 <= k < s for k in neg_at)
+        for s, _, c in cues
+    )
+    if not takes:
+        return False
+    return any(
+        c.kind == "cond"
+        and c.pausable
+        and clause[0] <= s < clause[1]
+        and any(s - 5 <= t <= e + 5 for t in times)
+        and any(s - 2 <= k < s for k in neg_at)
+        for s, e, c in cues
     )
 
 
@@ -1090,9 +1122,10 @@ def read_sentence(
     course = False  # a going-on clause with a course length (see below)
     if not readings:
         # the polarity per clause; a clause without a phrase of these kinds has none
+        times = [a.t0 for a in found if a.unit == "h"]
         clause_pols = (
             [
-                (c, _clause_polarity(cues, c, _NEGATION[lang], words))
+                (c, _clause_polarity(cues, c, _NEGATION[lang], words, times))
                 for c in _clauses(tokens, lo, hi)
             ]
             if cue_kinds & _POLARITY_KINDS
