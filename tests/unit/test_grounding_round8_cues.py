@@ -578,3 +578,51 @@ def test_alcohol_avoided_for_a_time_is_still_avoid() -> None:
     ]
     r = report("You can take metronidazole with alcohol.", passages, "en")
     assert critical(r)
+
+
+# --- the dose compared with ("lower than the starting dose of 5 mg for adults") ----------------
+
+_EN_COMPARED = [
+    "Tritace (ramipril) for high blood pressure: the starting dose is 2.5 mg once a day.",
+    "Older people: start with 1.25 mg once a day.",
+]
+_VI_COMPARED = [
+    "Tritace (ramipril) điều trị tăng huyết áp: liều khởi đầu 2,5 mg mỗi ngày một lần.",
+    "Người cao tuổi: khởi đầu 1,25 mg mỗi ngày.",
+]
+
+
+@pytest.mark.parametrize(
+    ("answer", "passages", "language"),
+    [
+        (
+            "For older people ramipril starts at 1.25 mg once a day, lower than the starting "
+            "dose of 2.5 mg for adults.",
+            _EN_COMPARED,
+            "en",
+        ),
+        (
+            "Ở người cao tuổi, ramipril bắt đầu với 1,25 mg mỗi ngày, thấp hơn liều khởi đầu "
+            "2,5 mg của người lớn.",
+            _VI_COMPARED,
+            "vi",
+        ),
+    ],
+)
+def test_the_dose_compared_with_is_no_claim_for_the_group(
+    answer: str, passages: list[str], language: str
+) -> None:
+    ctx = MedicalContext(populations=["elderly"], age_min_years=80, age_max_years=80)
+    r = report(answer, passages, language, ctx)
+    assert not critical(r), [(c.text, c.medical) for c in r.claims]
+
+
+def test_the_adult_start_given_to_older_people_is_still_caught() -> None:
+    ctx = MedicalContext(populations=["elderly"], age_min_years=80, age_max_years=80)
+    r = report("For older people ramipril starts at 2.5 mg once a day.", _EN_COMPARED, "en", ctx)
+    assert critical(r)
+
+
+def test_a_limit_lower_than_an_amount_stays_a_claim() -> None:
+    r = report("Keep the ramipril dose lower than 10 mg once a day.", _EN_COMPARED, "en")
+    assert r.ungrounded

@@ -929,6 +929,8 @@ def read_sentence(
             cue_tokens.update(range(s, e))
         elif cue.kind in _SET_ASIDE:
             aside.add(e)
+            if e < hi and words[e] in _OF_AMOUNT:  # "lower than the starting dose of 5 mg"
+                aside.add(e + 1)
     # -- populations and conditions -------------------------------------------------------
     cues = _without_normal(cues, words, lexicon.cues[lang].normal_words)
     compared = {s for s, _, c in cues if c.kind == "pop" and _compared(cues, s, words)}
@@ -1330,13 +1332,34 @@ def _topic_units(
 
 def _compared(cues: list[tuple[int, int, Cue]], at: int, words: list[str]) -> bool:
     """Whether the population at token ``at`` follows a comparison ("the same as | an |
-    adult"): it is what the statement is compared with."""
+    adult") or an amount set aside ("lower than the starting dose of 5 mg | for adults"): it is
+    what the statement is compared with."""
     return any(
-        c.kind == "cmp"
-        and 0 <= at - e <= 2
-        and all(words[k] in _ARTICLES or words[k] in _COMPARED for k in range(e, at))
+        (
+            c.kind == "cmp"
+            and 0 <= at - e <= 2
+            and all(words[k] in _ARTICLES or words[k] in _COMPARED for k in range(e, at))
+        )
+        or (c.kind == "instead" and 0 < at - e <= 5 and _amount_of(words, e, at))
         for _, e, c in cues
     )
+
+
+def _amount_of(words: list[str], e: int, at: int) -> bool:
+    """Only an amount and "of" between a set-aside phrase and a group: "lower than the starting
+    dose of 5 mg for adults", "thấp hơn liều khởi đầu 5 mg của người lớn" (their dose)."""
+    return all(
+        words[k] in UNITS or words[k] in _OF_GROUP or _number(words[k]) is not None
+        for k in range(e, at)
+    )
+
+
+#: Between a set-aside phrase and its amount: "the starting dose of 5 mg", "de dosis van".
+_OF_AMOUNT: Final = frozenset({"of", "van", "của"})
+#: Words between a set-aside amount and the group it is for ("5 mg of/for adults").
+_OF_GROUP: Final = frozenset(
+    {"of", "for", "in", "van", "voor", "bij", "của", "cho", "ở", "the", "de"}
+)
 
 
 #: Articles between a comparison and its population ("as an adult", "als de volwassenen").
