@@ -38,7 +38,7 @@ Dose wins over contraindication ("do not take more than 4 g a day" is a dose sta
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from functools import lru_cache
@@ -110,6 +110,9 @@ class AtomicClaim:
     units: frozenset[str]
     readings: tuple[Reading, ...] = ()
     leftover: tuple[Quantity, ...] = ()
+    #: Drugs a dose claim without readings names ("NorLevo kunt u tot 120 uur … innemen"): its
+    #: numbers are looked for in those drugs' passages.
+    drugs: frozenset[str] = frozenset()
 
 
 def fact_checks(
@@ -276,6 +279,8 @@ def _frame(key: str, language: str | None, *, with_unit: bool) -> SkipReason | N
             return "restatement"
         if not with_unit and has_cue(key, f.alone) and has_cue(key, f.alone_negators):
             return "referral"  # "don't change the dose on your own": ask the prescriber
+        if not with_unit and has_cue(key, f.for_you) and has_cue(key, f.offers):
+            return "pleasantry"  # "then I'll work it out for you"
     return None
 
 
@@ -292,6 +297,7 @@ def _frame_gate(f: NonclaimFrames) -> tuple[str, ...]:
         *f.courtesy,
         *f.restatements,
         *f.alone,
+        *f.for_you,
     )
 
 
@@ -408,6 +414,43 @@ def _counts_as_stated(
     return tuple(dict.fromkeys(out))
 
 
+#: Months in a year, for an age said back in months ("een baby van drie maanden").
+_MONTHS: Final = Decimal(12)
+#: Years apart that are one age (4 months is 0.333… years in a float, 4/12 here).
+_AGE_ROUNDING: Final = Decimal("0.01")
+#: A rate per minute or hour is no dose (a kidney clearance: "25 ml/min").
+_RATE_HOURS: Final = Decimal(1)
+
+
+def _told_by_question(
+    found: Sequence[Amount], used: frozenset[int], question: Carry
+) -> frozenset[Quantity]:
+    """The quantities of a sentence that say back the patient's age or kidney clearance as the
+    question states them ("Met een klaring van 25 ml/min …" after "klaring 25", "voor een baby
+    van drie maanden" after "onze zoon van 3 maanden"), read by the sentence as an age or a
+    clearance (``used``): they describe the patient, not the drug. Another value than the
+    question's is still looked for among the passages."""
+    out: set[Quantity] = set()
+    age, clearance = question.age, question.clearance
+    for a in found:
+        if a.t0 not in used or len(a.parts) != 1:
+            continue
+        value = a.low
+        if (
+            clearance is not None
+            and a.symbol == "ml"
+            and a.per_time is not None
+            and a.per_time <= _RATE_HOURS
+            and clearance.low == clearance.high == value
+        ):
+            out.add(a.parts[0])
+        elif age is not None and age[0] is not None and age[0] == age[1]:
+            years = value / _MONTHS if a.unit == "month" else value if not a.symbol else None
+            if years is not None and abs(years - age[0]) < _AGE_ROUNDING:
+                out.add(a.parts[0])
+    return frozenset(out)
+
+
 def atomic_claims(
     text: str,
     language: str | None,
@@ -467,7 +510,15 @@ def atomic_claims(
         leftover = tuple(
             q for a in found_amounts if not set(range(a.t0, a.t1)) & read.used for q in a.parts
         )
+        if context is not None and (context.age is not None or context.clearance is not None):
+            told = _told_by_question(found_amounts, read.used, context)
+            if told:  # the patient's age or clearance said back: no number to look for
+                found = tuple(q for q in found if q not in told)
+                leftover = tuple(q for q in leftover if q not in told)
         after_dose = after_dose or kind == "dose"
+        named: frozenset[str] = frozenset()
+        if kind == "dose" and not readings and found:
+            named = frozenset(inn for _, _, inn in lex.find_drugs(t.words, 0, len(t)))
         claims.append(
             AtomicClaim(
                 sentence.text,
@@ -479,6 +530,7 @@ def atomic_claims(
                 units,
                 readings,
                 leftover,
+                named,
             )
         )
     return claims

@@ -15,13 +15,14 @@ numbers. With no passages nothing is grounded.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from functools import cached_property
 
 from schemas.events import Passage
 from services.grounding.medical.compare import Comparison, PassageReading, compare, worst
 from services.grounding.medical.lexicon import MedicalLexicon, load_lexicon
+from services.grounding.medical.names import event_names
 from services.grounding.medical.reading import Reading
 from services.grounding.prepared import PassageCache, PreparedPassage, prepare_passage
 from services.grounding.quantities import Quantity, format_decimal
@@ -62,17 +63,35 @@ class Evidence:
     ) -> None:
         lex = lexicon if lexicon is not None else load_lexicon()
         if cache is not None:
-            self.passages = tuple(cache.get(p, language, lex) for p in passages)
+            self.passages = tuple([cache.get(p, language, lex) for p in passages])
         else:
-            self.passages = tuple(prepare_passage(p, language, lex) for p in passages)
+            self.passages = tuple([prepare_passage(p, language, lex) for p in passages])
         self.language = language
-        self.keys = frozenset().union(*(p.keys for p in self.passages))
-        self.numbers = frozenset().union(*(p.numbers for p in self.passages))
+        #: Drug names the passages teach by their openings, one map for the event.
+        self.names: dict[str, str] = {}
+        #: Drugs one passage reads under a name another passage teaches as another drug.
+        self._renamed: dict[str, str] = {}
+        #: The indication each passage's heading names, by passage index.
+        self._indications: dict[int, frozenset[str]] = {}
+        taught = False
+        for i, p in enumerate(self.passages):
+            taught = taught or bool(p.names)
+            if p.indication:
+                self._indications[i] = p.indication
+        if taught:
+            self.names = names = event_names(p.names for p in self.passages)
+            for p in self.passages:
+                for d in p.drugs:
+                    if d in names and names[d] != d:
+                        self._renamed[d] = names[d]
+        # lists, not generators: a generator is resumed once per passage (as dear as a call)
+        self.keys = frozenset().union(*[p.keys for p in self.passages])
+        self.numbers = frozenset().union(*[p.numbers for p in self.passages])
         self.by_doc: dict[str, list[int]] = {}
         for i, p in enumerate(self.passages):
             self.by_doc.setdefault(p.doc_id, []).append(i)
         # [n] markers count passages by rank when every passage has one, else by list order.
-        if passages and all(p.rank is not None for p in passages):
+        if passages and None not in [p.rank for p in passages]:
             self.order = sorted(range(len(passages)), key=lambda i: (passages[i].rank, i))
         else:
             self.order = list(range(len(passages)))
@@ -96,11 +115,46 @@ class Evidence:
 
     @cached_property
     def readings(self) -> list[PassageReading]:
+        renamed = self._renamed
         return [
-            PassageReading(p.doc_id, i, sentence, reading)
+            PassageReading(
+                p.doc_id,
+                i,
+                sentence,
+                reading
+                if not renamed or renamed.keys().isdisjoint(reading.drugs)
+                else replace(reading, drugs=self.renamed(reading.drugs)),
+            )
             for i, p in enumerate(self.passages)
             for sentence, reading in p.readings
         ]
+
+    def renamed(self, drugs: frozenset[str]) -> frozenset[str]:
+        """``drugs`` with the names the event's passages teach as another drug replaced."""
+        renamed = self._renamed
+        if not renamed or renamed.keys().isdisjoint(drugs):
+            return drugs
+        return frozenset(renamed.get(d, d) for d in drugs)
+
+    def numbers_about(
+        self, drugs: frozenset[str], keys: frozenset[str], numbers: frozenset[Decimal]
+    ) -> tuple[frozenset[str], frozenset[Decimal]]:
+        """The quantities of the passages that name one of ``drugs``; ``keys`` and ``numbers``
+        (all passages') when none does."""
+        about = []
+        for i, p in enumerate(self.passages):
+            if self.passage_drugs(i) & drugs:
+                about.append(p)
+        if not about:
+            return keys, numbers
+        return (
+            frozenset().union(*(p.keys for p in about)),
+            frozenset().union(*(p.numbers for p in about)),
+        )
+
+    def passage_drugs(self, i: int) -> frozenset[str]:
+        """Every drug passage ``i`` names, under the event's names."""
+        return self.renamed(self.passages[i].drugs)
 
     @cached_property
     def _position(self) -> dict[int, int]:
@@ -131,7 +185,26 @@ class Evidence:
             pool = sorted(seen.values(), key=lambda r: (r.passage, self._rank(r)))
         else:
             pool = self.readings
+        if self._indications and reading.condition_units:
+            pool = self._by_indication(reading.condition_units, pool)
         return pool if doc is None else [r for r in pool if r.doc_id == doc]
+
+    def _by_indication(
+        self, units: frozenset[str], pool: list[PassageReading]
+    ) -> list[PassageReading]:
+        """A claim that names the indication a passage heads ("bij een jichtaanval" against
+        "Arcoxia bij een acute jichtaanval: …" and "Arcoxia bij reumatoïde artritis: …") meets
+        that passage's readings and those of passages without a heading, not the readings of
+        passages headed by another indication: half the heading's words at least."""
+        heads = self._indications
+        named = {
+            p.passage
+            for p in pool
+            if p.passage in heads and 2 * len(heads[p.passage] & units) >= len(heads[p.passage])
+        }
+        if not named:
+            return pool
+        return [p for p in pool if p.passage in named or p.passage not in heads]
 
     def _rank(self, r: PassageReading) -> int:
         return self._position.get(id(r), 0)
@@ -139,7 +212,7 @@ class Evidence:
     def drugs_of(self, doc_ids: Sequence[str]) -> frozenset[str]:
         """Every drug the passages of these documents name."""
         return frozenset().union(
-            *(self.passages[i].drugs for d in doc_ids for i in self.by_doc.get(d, ()))
+            *(self.passage_drugs(i) for d in doc_ids for i in self.by_doc.get(d, ()))
         )
 
 
@@ -189,12 +262,17 @@ def ground(
     threshold: float,
     bare_numbers: bool,
     doc: str | None = None,
+    drugs: frozenset[str] = frozenset(),
 ) -> Verdict:
     """Ground one claim — its content ``units`` (:func:`~services.grounding.text.claim_units`)
-    and its quantities ``found`` — in all passages, or in the passages of the document ``doc``."""
+    and its quantities ``found`` — in all passages, or in the passages of the document ``doc``.
+    ``drugs``: the drugs a dose claim without readings names; its numbers must then be in the
+    passages about them, when some passage is (another drug's "120 hours" is not theirs)."""
     indices, keys, numbers = _scope(evidence, doc)
     if not indices:
         return Verdict(False, 0.0, None, _missing(found, frozenset(), frozenset(), bare_numbers))
+    if drugs and found and doc is None:
+        keys, numbers = evidence.numbers_about(drugs, keys, numbers)
     missing = _missing(found, keys, numbers, bare_numbers)
     best, support = _best_support(units, evidence, indices)
     grounded = not missing and support >= threshold
@@ -233,6 +311,8 @@ def ground_medical(
         if cited:
             best = cited[0].passage
             break
-    status = worst([c.status for c in comparisons])
+    # An open reading no passage speaks about decides nothing beside readings that do.
+    deciding = [c for c in comparisons if not (c.reading.open and c.status == "unknown")]
+    status = worst([c.status for c in deciding or comparisons])
     grounded = status == "supported" and not missing
     return Verdict(grounded, round(max(support, 0.0), 6), best, shown, comparisons, missing)

@@ -46,7 +46,7 @@ from services.grounding.extractors import ExtractorSet
 from services.grounding.facts import FactRegistry
 from services.grounding.medical.compare import Comparison, PassageReading
 from services.grounding.medical.context import safety_free, sentence_context
-from services.grounding.medical.lexicon import MedicalLexicon, load_lexicon
+from services.grounding.medical.lexicon import MedicalLexicon, load_lexicon, spelling_key
 from services.grounding.medical.reading import Carry, Reading, Span, read_sentence
 from services.grounding.medical.strength import FORM_UNITS, counts_in_mg
 from services.grounding.prepared import PassageCache
@@ -81,6 +81,15 @@ def _resolve_drugs(claims: list[AtomicClaim], evidence: Evidence) -> list[Atomic
             continue
         cited = [d for m in claim.markers for d, ok in resolve(m, evidence) if ok]
         drugs = evidence.drugs_of(cited) if cited else frozenset()
+        if len(drugs) > 1:  # the cited passage names others too ("… with ciclosporin"):
+            kinds = {r.kind for r in claim.readings}
+            drugs = frozenset().union(  # the drug its statements of that kind are about
+                *(
+                    p.reading.drugs
+                    for p in evidence.readings
+                    if p.doc_id in cited and p.reading.kind in kinds
+                )
+            )
         if len(drugs) != 1:
             drugs = last
         if len(drugs) != 1:
@@ -348,14 +357,20 @@ def _question_carries(
     return carries
 
 
-def _carry(context: MedicalContext | None) -> Carry | None:
+def _carry(context: MedicalContext | None, evidence: Evidence | None = None) -> Carry | None:
+    """The question's context as the answer's first carry; its drugs under the names the
+    passages teach ("Rovamycine" read by its stem becomes the spiramycin of "Rovamycine 3 M.IU
+    (spiramycin …)")."""
     if context is None:
         return None
+    drugs = frozenset(context.drugs)
+    if evidence is not None and evidence.names:
+        drugs = frozenset(evidence.names.get(spelling_key(d), d) for d in drugs)
     lo = Decimal(str(context.age_min_years)) if context.age_min_years is not None else None
     hi = Decimal(str(context.age_max_years)) if context.age_max_years is not None else None
     value = context.clearance_ml_min
     return Carry(
-        drugs=frozenset(context.drugs),
+        drugs=drugs,
         populations=frozenset(context.populations),
         age=(lo, hi) if lo is not None or hi is not None else None,
         clearance=Span(Decimal(str(value)), Decimal(str(value))) if value is not None else None,
@@ -383,13 +398,9 @@ def _prepare(
     names = registry.entities if registry is not None else frozenset()
     lex = lexicon if lexicon is not None else load_lexicon()
     evidence = Evidence(event.retrieval or [], language, lex, cache)
-    taught: dict[str, str] = {}  # drugs the passages name in their openings, first one wins
-    for passage in evidence.passages:
-        for key, drug in passage.names:
-            taught.setdefault(key, drug)
-    lex = lex.with_names(taught)
+    lex = lex.with_names(evidence.names)  # drugs the passages name in their openings
     claims = _resolve_drugs(
-        atomic_claims(event.content, language, names, lex, _carry(context)), evidence
+        atomic_claims(event.content, language, names, lex, _carry(context, evidence)), evidence
     )
     return language, _counts_by_passage_strength(claims, evidence), evidence
 
@@ -418,14 +429,21 @@ def _in_passage_mg(r: Reading, evidence: Evidence) -> Reading:
         return r
     values = {
         mg
-        for p in evidence.passages
-        if p.drugs & r.drugs
+        for i, p in enumerate(evidence.passages)
+        if evidence.passage_drugs(i) & r.drugs
         for form, mg in p.strengths
         if form == r.unit
     }
     if len(values) != 1:
         return r
     return next(iter(counts_in_mg((r,), {r.unit: values.pop()})), r)
+
+
+def _stated_drugs(claim: AtomicClaim) -> frozenset[str]:
+    """The drugs a dose claim's readings name themselves (not from context or a passage)."""
+    if claim.kind != "dose":
+        return frozenset()
+    return frozenset().union(*(r.drugs for r in claim.readings if r.drug_source == "stated"))
 
 
 def _deterministic(
@@ -458,6 +476,7 @@ def _deterministic(
         threshold=config.support_threshold,
         bare_numbers=config.bare_numbers,
         doc=doc,
+        drugs=claim.drugs or (_stated_drugs(claim) if claim.readings else frozenset()),
     )
 
 

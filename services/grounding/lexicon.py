@@ -112,8 +112,8 @@ NEGATIONS: Final = _words("not no never none nor cannot niet geen nooit")
 
 #: A sentence made only of these words ("OK.", "Yes!", "Vâng.") asserts nothing checkable.
 ACKNOWLEDGEMENTS: Final = _words(
-    "ok okay oké oke sure yes yeah no nope indeed correct right ja nee neen jawel klopt "
-    "inderdaad vâng dạ ừ được không có đúng rồi"
+    "ok okay oké oke sure yes yeah no nope indeed correct right not yet ja nee neen jawel klopt "
+    "inderdaad nog niet vâng dạ ừ được không có đúng rồi chưa nhé nha ạ bạn"
 )
 
 #: Words that make a number with a dose unit a dose statement (drug names come from the registry).
@@ -267,6 +267,10 @@ class NonclaimFrames:
     alone_negators: tuple[str, ...]
     #: Openings of gladness ("glad to hear", "fijn dat"): courtesy like a greeting.
     gladness: tuple[str, ...]
+    #: A speaker offering to work something out ("I'll work", "reken ik", "mình sẽ tính") and
+    #: the words that say it is for the user ("for you", "voor u", "giúp bạn").
+    offers: tuple[str, ...]
+    for_you: tuple[str, ...]
 
 
 def _load_frames(path: Path) -> tuple[dict[str, NonclaimFrames], list[dict[str, object]]]:

@@ -23,15 +23,17 @@ from typing import Final
 
 from schemas.events import Passage
 from services.grounding.medical.lexicon import MedicalLexicon
-from services.grounding.medical.names import opening_names
+from services.grounding.medical.names import read_opening
 from services.grounding.medical.reading import Carry, Reading, read_sentence
 from services.grounding.medical.strength import (
+    concentrations,
     counted_strengths,
     counts_in_mg,
     named_strengths,
     one_strength,
     scale_counted,
     strength_amounts,
+    volumes_restated,
 )
 from services.grounding.quantities import Amount, amounts, flatten, quantities
 from services.grounding.sentences import split_sentences
@@ -68,6 +70,8 @@ class PreparedPassage:
     names: tuple[tuple[str, str], ...] = ()
     #: The passage's one strength per dose form (form unit, mg), for an answer's bare counts.
     strengths: tuple[tuple[str, Decimal], ...] = ()
+    #: Content units of the indication its heading names ("Arcoxia bij reumatoïde artritis").
+    indication: frozenset[str] = frozenset()
 
 
 def _doc_drugs(doc_id: str, lexicon: MedicalLexicon) -> frozenset[str]:
@@ -108,13 +112,20 @@ def prepare_passage(
     readings: list[tuple[str, Reading]] = []
     drugs: set[str] = set()
     sentences = [(s, tokenize(s.text, normalized=True)) for s in split_sentences(text, language)]
-    taught = opening_names(sentences[0][1], language, lexicon) if sentences else {}
+    taught, heading = read_opening(sentences[0][1], language, lexicon) if sentences else ({}, None)
+    indication = (
+        units_of(sentences[0][1], language, passage=False, lo=heading[0], hi=heading[1])
+        if heading is not None
+        else frozenset()
+    )
     lexicon = lexicon.with_names(taught)
     carry = Carry(drugs=_doc_drugs(passage.doc_id, lexicon))
     drugs |= carry.drugs
     forms: list[tuple[str, Decimal]] = []
+    every: list[Amount] = []
     for sentence, t in sentences:
         found: list[Amount] = amounts(t, language)
+        every += found
         for q in flatten(found):
             if q.has_unit:
                 keys.add(q.key)
@@ -133,6 +144,9 @@ def prepare_passage(
         readings.extend((sentence.text, r) for r in scale_counted(read.readings, counted))
     strength = one_strength(forms)
     readings += _in_mg(readings, strength)
+    per_ml = concentrations(every)
+    if per_ml:  # "1 ml" of a "100.000 IE/ml" suspension is 100,000 IU
+        readings += [(s, r) for s, read in readings for r in volumes_restated((read,), per_ml)]
     readings = list(dict.fromkeys(readings))  # a repeated sentence reads the same
     units = units_of(tokenize(text, normalized=True), language, passage=True)
     if _SINGLE_DOSE in units:  # "as a single dose" says the count "1 time"
@@ -155,6 +169,7 @@ def prepare_passage(
         size,
         tuple(taught.items()),
         tuple(strength.items()),
+        indication,
     )
 
 

@@ -35,7 +35,7 @@ import itertools
 import operator
 import unicodedata
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal, InvalidOperation
 from typing import Final
 
@@ -79,6 +79,7 @@ ml 100 dl | dl
 ml 10 cl | cl
 ml 1 ml | ml | milliliter | milliliters | millilitre | mililít | mililit
 IU 1 IU | iu | i.u. | ie | units | unit | eenheden | eenheid | đơn vị
+IU 1000000 MIU | miu | mui
 h 1 hours | h | hr | hrs | hour | hours | uur | uren | giờ | tiếng
 h 1/60 minutes | min | mins | minute | minutes | minuut | minuten | phút
 h 24 days | day | days | dag | dagen | ngày
@@ -444,6 +445,9 @@ def _unit_at(tokens: Tokens, i: int, language: str | None) -> _Unit | None:
     stop = i + length
     if stop < n and tokens.glued(stop) and kinds[stop] != SYM and words[i] != "%":
         return None  # "5 g2", "mgx"
+    if info.base == "IU" and stop < n:
+        mark = _UNIT_MARKS.at(words, stop)  # "4.200 đơn vị USP", "3.500 IU anti-Xa per kg"
+        stop += mark[0] if mark is not None else 0
     divisor, per, per_unit, per_time, per_dose = Decimal(1), Decimal(1), None, None, False
     stop = _past_drug_name(tokens, stop)
     if stop + 1 < n and words[stop] in ("cho", "trên") and words[stop + 1] == "mỗi":
@@ -470,6 +474,45 @@ def _unit_at(tokens: Tokens, i: int, language: str | None) -> _Unit | None:
                 per_time = Decimal(kind[5:])
             stop = after
     return _Unit(info, divisor, per, per_unit, per_time, per_dose, stop)
+
+
+#: Words between a number and its unit that scale it: "3 million IU", "1,5 miljoen IE", "9 triệu
+#: IU", "3 M.IU" (a product's strength in millions of units), "2 nghìn đơn vị". Only before a
+#: unit of mass or units: "1.5 million people" stays a bare number.
+_MULTIPLIER_WORDS: Final = {
+    **dict.fromkeys(("million", "millions", "miljoen", "miljoenen", "triệu", "m", "m."), 1_000_000),
+    **dict.fromkeys(("thousand", "duizend", "nghìn", "ngàn"), 1_000),
+}
+_MULTIPLIERS: Final[PhraseMatcher[Decimal]] = PhraseMatcher(
+    (phrase_tokens(word), Decimal(value)) for word, value in _MULTIPLIER_WORDS.items()
+)
+#: Marks of the standard an amount of units is measured by, between the number and its unit or
+#: after it ("175 anti-Xa IU per kg", "4.200 đơn vị USP", "10 000 IU Ph. Eur."): they say what
+#: kind of unit it is, not another amount.
+_MARKS: Final = ("anti-xa", "anti xa", "anti-factor xa", "usp", "ph. eur.", "ph.eur.", "ph eur")
+_UNIT_MARKS: Final[PhraseMatcher[bool]] = PhraseMatcher((phrase_tokens(m), True) for m in _MARKS)
+_SCALED_BASES: Final = frozenset({"IU", "mg"})
+#: The first words of a multiplier or a mark: most numbers have none after them.
+_MARKED_FIRST: Final = frozenset(phrase_tokens(w)[0] for w in (*_MULTIPLIER_WORDS, *_MARKS))
+
+
+def _marked_unit(tokens: Tokens, j: int, language: str | None) -> _Unit | None:
+    """The unit at ``j`` after a multiplier ("triệu IU", "M.IU") or a standard's mark ("anti-Xa
+    IU"), scaled; ``None`` when neither stands there (most numbers: two dict lookups)."""
+    words = tokens.words
+    mark = _UNIT_MARKS.at(words, j)
+    if mark is not None:
+        unit = _unit_at(tokens, j + mark[0], language)
+        return unit if unit is not None and unit.info.base.split("/")[0] == "IU" else None
+    scale = _MULTIPLIERS.at(words, j)
+    if scale is None:
+        return None
+    unit = _unit_at(tokens, j + scale[0], language)
+    if unit is None or unit.info.base.split("/")[0] not in _SCALED_BASES:
+        return None
+    info = unit.info
+    symbol = f"M{info.symbol}" if scale[1] == 1_000_000 else f"k{info.symbol}"
+    return replace(unit, info=UnitInfo(info.base, info.factor * scale[1], symbol))
 
 
 #: "between 25 and 150 mg", "tussen 25 en 50 mg", "giữa 25 và 50 mg", "từ 25 và" is no range.
@@ -559,6 +602,8 @@ def amounts(tokens: Tokens, language: str | None = None) -> list[Amount]:
             i += 1
             continue
         unit = _unit_at(tokens, j, language) if j < n else None
+        if unit is None and j < n and words[j] in _MARKED_FIRST:
+            unit = _marked_unit(tokens, j, language)
         if unit is None:
             if digits:
                 found.extend(_bare(tokens, ends_at, language))

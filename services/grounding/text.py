@@ -272,7 +272,8 @@ def passage_units(text: str, language: str | None) -> frozenset[str]:
 def phrase_key(text: str | Tokens) -> str:
     """Words and numbers of ``text`` joined by single spaces and padded: ``" do not take "``."""
     t = text if isinstance(text, Tokens) else tokenize(text)
-    return " " + " ".join(w for w, k in zip(t.words, t.kinds, strict=True) if k != 2) + " "
+    # a list, not a generator: a generator is resumed once per word (as dear as a call)
+    return " " + " ".join([w for w, k in zip(t.words, t.kinds, strict=True) if k != 2]) + " "
 
 
 @lru_cache(maxsize=64)

@@ -450,6 +450,29 @@ def _restated(p: PassageReading) -> PassageReading | None:
     return replace(p, reading=replace(r, amount=amount, basis=basis), sentence=shown)
 
 
+#: Groups by age: a dose for one is never another's (risk groups are the rest).
+_AGE_GROUPS: Final = frozenset({"adult", "child", "infant", "adolescent", "elderly"})
+
+
+def _allowed_groups(a: Reading, passages: Sequence[PassageReading]) -> frozenset[str]:
+    """The risk groups of a dose reading that the same drug's passages allow the drug in
+    (a positive safety statement for the group, none negative)."""
+    risk = a.populations - _AGE_GROUPS
+    if not risk:
+        return frozenset()
+    safety = [
+        p.reading
+        for p in passages
+        if p.reading.kind == "contraindication" and _drugs_ok(a, p.reading) and p.reading.drugs
+    ]
+    return frozenset(
+        g
+        for g in risk
+        if any(g in r.conditions and r.polarity not in NEGATIVE for r in safety)
+        and not any(g in r.conditions and r.polarity in NEGATIVE for r in safety)
+    )
+
+
 def compare(
     a: Reading, passages: Sequence[PassageReading], weight: Decimal | None = None
 ) -> Comparison:
@@ -476,6 +499,15 @@ def compare(
         # Nothing said for older people about this: the adult statement applies to them.
         adult = replace(a, populations=(a.populations - {"elderly"}) | {"adult"})
         status, support, against = _judge(adult, passages)
+    if status == "unknown" and a.kind == "dose":
+        allowed = _allowed_groups(a, passages)
+        if allowed:
+            # No dose of its own for the group, and the drug's passages allow its use there
+            # ("Tijdens de zwangerschap mag Canesten … worden gebruikt"): the general dose.
+            general = replace(
+                a, populations=a.populations - allowed, conditions=a.conditions - allowed
+            )
+            status, support, against = _judge(general, passages)
     # The closest contradiction first: the same amount on another basis, then the same basis
     # and kind of dose ("max 8000 mg per 24 h" against "max 4000 mg per 24 h").
     against.sort(

@@ -93,7 +93,8 @@ class Opening(_Strict):
     salts: list[str] = Field(min_length=1)
     #: Dose forms that may stand between the name and the strength (tablets, viên, sachet...).
     forms: list[str] = Field(default_factory=list)
-    #: Units of a strength (mg, g, microgram, %...).
+    #: The base units of a strength as the quantity reader writes them (mg, ml, IU, %): any
+    #: spelling of those (g, microgram, đơn vị, M.IU...), also per ml or per hour.
     units: list[str] = Field(min_length=1)
     #: Words of purpose after the name in a heading ("Topiramaat bij epilepsie", "Famciclovir
     #: for cold sores", "Praziquantel điều trị sán máng"): the name is a drug without a strength.
@@ -122,6 +123,10 @@ class GroupExample(_Strict):
 class GroupEntry(_Strict):
     key: str = Field(pattern=r"^[a-z][a-z_]*$")
     population: bool = False
+    #: An activity a passage may pause for a time after a dose while the drug is taken ("take
+    #: the tablet after a feed and do not breastfeed for 8 hours"): negated with a time, in a
+    #: clause that says to take the drug, the drug is allowed in the group.
+    pausable: bool = False
     en: list[str] = Field(min_length=1)
     nl: list[str] = Field(min_length=1)
     vi: list[str] = Field(min_length=1)
@@ -220,6 +225,10 @@ class LanguageCues(_Strict):
     #: Words that make the population after them a comparison ("the same as an adult"), not
     #: the group the statement is about.
     comparison: list[str] = Field(default_factory=list)
+    #: Words right before an amount that set it aside ("not the usual 20 mg", "instead of
+    #: 20 mg", "niet de gebruikelijke 20 mg", "chứ không phải 20 mg"): the dose not meant, no
+    #: dose claim of the sentence (its number is still looked for among the passages).
+    instead: list[str] = Field(default_factory=list)
     examples: list[ReadingExample] = Field(default_factory=list)
 
 
@@ -247,6 +256,8 @@ class Cue:
     population: bool = False
     #: a polarity phrase about stopping or going on with a drug (``keep_use``)
     keeps: bool = False
+    #: a condition that is an activity a passage may pause for a time (``pausable``)
+    pausable: bool = False
 
 
 def _strip_marks(text: str) -> str:
@@ -306,6 +317,7 @@ class MedicalLexicon:
         for language in LANGUAGES:
             self.matchers[language] = self._compile(language, groups, getattr(cues, language))
         self.cues: dict[str, LanguageCues] = {lang: getattr(cues, lang) for lang in LANGUAGES}
+
         #: One-word condition phrases per compounding language: "nier" → renal.
         self._heads: dict[str, dict[str, Cue]] = {
             language: {
@@ -367,12 +379,14 @@ class MedicalLexicon:
         entries += [(p, Cue("cmp")) for p in cues.comparison]
         entries += [(p, Cue("change")) for p in cues.dose_change]
         entries += [(p, Cue("same")) for p in cues.same_for]
+        entries += [(p, Cue("instead")) for p in cues.instead]
         entries += [(p, Cue("neutral")) for p in getattr(groups.neutral, language)]
         for g in groups.populations:
             entries += [(p, Cue("pop", g.key)) for p in getattr(g, language)]
         for g in groups.conditions:
             entries += [
-                (p, Cue("cond", g.key, population=g.population)) for p in getattr(g, language)
+                (p, Cue("cond", g.key, population=g.population, pausable=g.pausable))
+                for p in getattr(g, language)
             ]
         for phrase, cue in entries:
             words = phrase_tokens(phrase)
@@ -402,6 +416,10 @@ class MedicalLexicon:
         """The drug one word names by the lexicon alone (listed name, compound or stem)."""
         return self._word_drug(word) if len(word) >= 3 and word[0].isalpha() else None
 
+    def listed_drug(self, word: str) -> str | None:
+        """The drug one word names as a listed name (or a compound of one), not by a stem."""
+        return self._listed(spelling_key(word)) if len(word) >= 3 and word[0].isalpha() else None
+
     def drug_at(self, words: list[str], i: int, limit: int) -> tuple[int, str] | None:
         """The drug named at token ``i``: ``(tokens, INN)``, or ``None``."""
         hit = self._multi.at(words, i, limit)
@@ -424,8 +442,7 @@ class MedicalLexicon:
         memo[word] = found
         return None if found is None else (1, found)
 
-    def _word_drug(self, word: str) -> str | None:
-        key = spelling_key(word)
+    def _listed(self, key: str) -> str | None:
         inn = self._single.get(key)
         if inn is not None:
             return inn
@@ -434,6 +451,13 @@ class MedicalLexicon:
                 inn = self._single.get(key[:cut])
                 if inn is not None:
                     return inn
+        return None
+
+    def _word_drug(self, word: str) -> str | None:
+        key = spelling_key(word)
+        inn = self._listed(key)
+        if inn is not None:
+            return inn
         if len(key) >= 7:
             for stem in self.stems:
                 if key.endswith(stem) and len(key) >= len(stem) + 3:

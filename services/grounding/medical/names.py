@@ -20,16 +20,22 @@ after a capitalised brand), else the first.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Final
 
 from services.grounding.lexicon import STOP_WORDS, for_language
-from services.grounding.medical.lexicon import MedicalLexicon, spelling_key
+from services.grounding.medical.lexicon import MedicalLexicon, Opening, spelling_key
+from services.grounding.quantities import Amount, amounts
 from services.grounding.tokens import NUM, SYM, WORD, Tokens
 
-__all__ = ["looks_like_name", "opening_names"]
+__all__ = ["event_names", "looks_like_name", "opening_names", "read_opening"]
 
 #: Tokens read from a sentence's start before giving up.
-_REACH: Final = 8
+_REACH: Final = 16
+#: What a patch releases per hour ("12 microgram/uur"); "30 ml/min" is a clearance.
+_RELEASED: Final = frozenset({"mg", "IU"})
+#: Names one heading may give: a brand and the one or two substances in brackets.
+_NAMES: Final = 3
 _SHORTEST: Final = 5
 
 
@@ -68,54 +74,144 @@ def opening_names(t: Tokens, language: str | None, lexicon: MedicalLexicon) -> d
     >>> from services.grounding.tokens import tokenize
     >>> opening_names(tokenize("Meclozine 12.5 mg tablets."), "en", load_lexicon())
     {'meclozin': 'meclozin'}
+    >>> opening_names(tokenize("NorLevo 1,5 mg (levonorgestrel): neem."), "nl", load_lexicon())
+    {'norlevo': 'levonorgestrel', 'levonorgestrel': 'levonorgestrel'}
     >>> opening_names(tokenize("Adults: 25 mg."), "en", load_lexicon())
     {}
     """
+    return read_opening(t, language, lexicon)[0]
+
+
+def read_opening(
+    t: Tokens, language: str | None, lexicon: MedicalLexicon
+) -> tuple[dict[str, str], tuple[int, int] | None]:
+    """The names the sentence ``t`` opens with (as :func:`opening_names`), and the token span
+    of the indication its heading names after a word of purpose ("Arcoxia bij reumatoïde
+    artritis: …" → "reumatoïde artritis"), up to a colon or a number; ``None`` without one."""
     spec = lexicon.drug_file.opening
-    if spec is None:
-        return {}
+    if spec is None or not t.text[:1].isupper():
+        return {}, None
+    names, purpose = _opening(t, language, lexicon, spec)
+    if not names:
+        return {}, None
+    indication = None
+    if purpose is not None:
+        purposes = frozenset(p.lower() for p in spec.purpose)
+        while purpose + 1 < len(t) and t.words[purpose + 1] in purposes:
+            purpose += 1  # "điều trị"
+        end = purpose + 1
+        while end < min(len(t), purpose + 1 + _REACH) and t.kinds[end] == WORD:
+            end += 1
+        indication = (purpose + 1, end) if end > purpose + 1 else None
+    return _teach(names, lexicon), indication
+
+
+def _opening(
+    t: Tokens, language: str | None, lexicon: MedicalLexicon, spec: Opening
+) -> tuple[list[tuple[str, bool]], int | None]:
+    """The names (and whether each was written in lower case) of a heading: names, salts and
+    forms, then a strength or a word of purpose, with names in brackets before or after the
+    strength ("Duspatalin retard 200 mg (mebeverine)", "Malarone (atovaquone 250 mg / proguanil
+    100 mg) for …"); or names with one in brackets and a colon ("Memantine (Ebixa): …"); or, in
+    Vietnamese, a name and a colon. ``[]`` when the sentence opens otherwise."""
     salts = frozenset(s.lower() for s in spec.salts)
     forms = frozenset(f.lower() for f in spec.forms)
-    units = frozenset(u.lower() for u in spec.units)
     purpose = frozenset(p.lower() for p in spec.purpose)
     not_names = frozenset(n.lower() for n in spec.not_names)
     words, kinds = t.words, t.kinds
-    if not t.text[:1].isupper():
-        return {}
-    names: list[tuple[str, bool]] = []  # (name, written in lower case)
+    limit = min(len(t), _REACH)
+    written = {a.t0: a for a in amounts(t, language) if a.t0 < limit}
+    names: list[tuple[str, bool]] = []
+    depth, strength, bracketed, headed = 0, False, False, False
+    purpose_at: int | None = None
     j = 0
-    headed = False  # a heading of purpose: "Topiramaat bij epilepsie"
-    while j < min(len(t), _REACH):
+    while j < limit:
         word, kind = words[j], kinds[j]
         if kind == NUM:
-            break
-        if kind == WORD and names and word in purpose:
-            headed = True
-            break
-        if kind == SYM:
-            if word == ":" and names and language in spec.colon_languages and j == len(names):
-                headed = True  # "Sulfasalazin: phải ngừng thuốc …"
+            amount = written.get(j)
+            if not names or amount is None or not _is_strength(amount, spec):
                 break
-            if word not in "()":
-                return {}
-        elif kind == WORD and (word in salts or word in forms):
+            strength = True
+            j = amount.t1
+            continue
+        if kind == SYM:
+            if word == "(":
+                depth += 1
+            elif word == ")" and depth:
+                depth -= 1
+            elif word == "/" and depth:
+                pass  # a combination: "(atovaquone 250 mg / proguanil 100 mg)"
+            elif word == ":" and names and not depth:
+                headed = bracketed or language in spec.colon_languages
+                break
+            else:
+                break
+        elif names and not depth and word in purpose:
+            headed, purpose_at = True, j
+            break
+        elif word in salts or word in forms or _compound_form(word, forms, language, lexicon):
             pass
-        elif kind == WORD and len(names) < 2:
+        elif len(names) < _NAMES and (depth or (not strength and len(names) < 2)):
             name = _strip_salt(word, salts)
             if name in not_names or not _is_name(name, language, lexicon):
-                return {}
+                break
             names.append((name, t.text[t.starts[j]].islower()))
+            bracketed = bracketed or depth > 0
         else:
-            return {}
+            break
         j += 1
-    if not names:
-        return {}
-    if not headed:
-        if j + 1 >= len(t) or kinds[j] != NUM or words[j + 1] not in units:
-            return {}
-        if j + 3 < len(t) and words[j + 2] == "/" and words[j + 3] not in units:
-            return {}  # "1 mg/kg", "10 mg/dag": a dose, not a strength ("0,5 mg/ml" is one)
-    known = [d for d in (lexicon.known_drug(n) for n, _ in names) if d is not None]
-    lower = next((n for n, low in names if low), names[0][0])
-    drug = known[0] if known else spelling_key(lower)
-    return {spelling_key(n): drug for n, _ in names if lexicon.known_drug(n) is None}
+    return (names, purpose_at) if strength or headed else ([], None)
+
+
+def _is_strength(amount: Amount, spec: Opening) -> bool:
+    """A product's strength: an amount of mass, volume, units or per cent, also per volume or
+    per hour (a patch: "12 microgram/uur"); per kilogram or per day it is a dose ("1 mg/kg",
+    "10 mg/dag")."""
+    base, _, per = amount.unit.partition("/")
+    if base not in spec.units or per == "kg":
+        return False
+    return amount.per_time is None or (amount.per_time == 1 and base in _RELEASED)
+
+
+def _compound_form(
+    word: str, forms: frozenset[str], language: str | None, lexicon: MedicalLexicon
+) -> bool:
+    """A Dutch compound whose head is a dose form ("vaginaaltablet", "kauwtabletten",
+    "bruistablet"), in a language that writes them."""
+    if language is None or not lexicon.compounds(language) or len(word) < 8:
+        return False
+    return any(word.endswith(f) and len(word) - len(f) >= 4 for f in forms if len(f) >= 5)
+
+
+def _teach(names: list[tuple[str, bool]], lexicon: MedicalLexicon) -> dict[str, str]:
+    """One drug for all the names of a heading: a listed name's drug, else the first name
+    written in lower case (the INN, as leaflets write it after a capitalised brand), else one
+    the lexicon knows by its stem, else the first. Every name that does not already name that
+    drug by the lexicon is taught it ("Rovamycine (spiramycin)": rovamycine → spiramycin)."""
+    listed = [d for d in (lexicon.listed_drug(n) for n, _ in names) if d is not None]
+    stemmed = [d for d in (lexicon.known_drug(n) for n, _ in names) if d is not None]
+    lower = [spelling_key(n) for n, low in names if low]
+    drug = (listed or lower or stemmed or [spelling_key(names[0][0])])[0]
+    return {
+        spelling_key(n): drug
+        for n, _ in names
+        if lexicon.listed_drug(n) is None and lexicon.known_drug(n) != drug
+    }
+
+
+def event_names(taught: Iterable[Iterable[tuple[str, str]]]) -> dict[str, str]:
+    """One map of the names an event's passages teach (each passage's ``{key: drug}`` pairs):
+    a name one passage teaches as another drug ("Malarone (atovaquone 250 mg / proguanil …)")
+    wins over a passage that teaches it as a drug of its own ("Malarone for the treatment of
+    …"), else the first passage's; a drug that is itself taught as another is followed once.
+
+    >>> event_names([[("malaron", "malaron")], [("malaron", "atovaquon")]])
+    {'malaron': 'atovaquon'}
+    """
+    merged: dict[str, str] = {}
+    for pairs in taught:
+        for key, drug in pairs:
+            old = merged.get(key)
+            if old is None or (old == key and drug != key):
+                merged[key] = drug
+    return {key: merged.get(drug, drug) for key, drug in merged.items()}

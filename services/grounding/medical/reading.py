@@ -268,7 +268,9 @@ _AGE_EN = _AgeWords(
     people=frozenset(
         {"people", "patients", "persons", "those", "anyone", "adults", "men", "women", "someone"}
     ),
-    kin=frozenset({"son", "daughter", "child", "boy", "girl", "grandson", "granddaughter"}),
+    kin=frozenset(
+        {"son", "daughter", "child", "boy", "girl", "grandson", "granddaughter", "baby", "infant"}
+    ),
     of="of",
 )
 _AGE_NL = _AgeWords(
@@ -283,7 +285,18 @@ _AGE_NL = _AgeWords(
         {"mensen", "patiënten", "personen", "volwassenen", "iemand", "mannen", "vrouwen"}
     ),
     kin=frozenset(
-        {"zoon", "dochter", "kind", "kindje", "jongen", "meisje", "kleinzoon", "kleindochter"}
+        {
+            "zoon",
+            "dochter",
+            "kind",
+            "kindje",
+            "jongen",
+            "meisje",
+            "kleinzoon",
+            "kleindochter",
+            "baby",
+            "zuigeling",
+        }
     ),
     of="van",
 )
@@ -472,10 +485,10 @@ def _ages(
         return out  # most sentences: decided in C
     i = lo
     while i < hi:
-        if kinds[i] != NUM:
+        if kinds[i] != NUM and not (words[i] in NUMBER_WORDS and _counted_age(words, i, hi, w)):
             i += 1
             continue
-        first = _number(words[i])
+        first = _number(words[i]) if kinds[i] == NUM else Decimal(NUMBER_WORDS[words[i]])
         j = i + 1
         second: Decimal | None = None
         if j + 1 < hi and words[j] in w.range_words and kinds[j + 1] == NUM:
@@ -513,8 +526,8 @@ def _ages(
             i = stop  # "the last 3 months of pregnancy", "for 5 days": a time, not an age
             continue
         if second is None:
-            if bare and w.kin_age(words, i, lo):
-                high = low  # "zoon van 6": that age, not "from 6"
+            if w.kin_age(words, i, lo):
+                high = low  # "zoon van 6", "a baby of 3 months": that age, not "from 6"
             elif before & w.below_before or any(after[: len(p)] == p for p in w.below_after):
                 low, high = None, first * scale
             elif before & w.above_before or any(after[: len(p)] == p for p in w.above_after):
@@ -529,6 +542,17 @@ def _ages(
         out.append((begin, stop, low, high))
         i = stop
     return out
+
+
+def _counted_age(words: list[str], i: int, hi: int, w: _AgeWords) -> bool:
+    """A number word right before a year or month word after a child's noun and its "of" ("een
+    baby van drie maanden", "a girl of six years")."""
+    return (
+        words[i] in NUMBER_WORDS
+        and i + 1 < hi
+        and (words[i + 1] in w.years or words[i + 1] in w.months)
+        and w.kin_age(words, i, 0)
+    )
 
 
 def _age_triggers(w: _AgeWords) -> frozenset[str]:
@@ -613,8 +637,10 @@ def _clause_polarity(
     clause: tuple[int, int],
     negated: Callable[[Sequence[int], int, int, tuple[int, int]], bool],
     words: list[str],
+    times: Sequence[int] = (),
 ) -> Polarity | None:
-    """The polarity of one clause: the strongest negative vote, else a positive one."""
+    """The polarity of one clause: the strongest negative vote, else a positive one.
+    ``times``: where the sentence's lengths of time start (a pause: "for 8 hours")."""
     all_neg = [e - 1 for _, e, c in cues if c.kind == "neg"]  # "not a reason to | avoid"
     # "without" after a phrase opens a condition, it does not negate the phrase: "neem geen
     # ibuprofen zonder overleg" is still "do not take".
@@ -626,6 +652,10 @@ def _clause_polarity(
         )
         neg_at = [k for k in all_neg if not (k > first and words[k] in _NOT_VERBAL)]
     uses = [(s, e) for s, e, c in cues if c.kind == "use" and clause[0] <= s < clause[1]]
+    # A negator right before a condition negates the condition ("geef geen borstvoeding", "geen
+    # alcohol"), not a use verb before it: the negated condition decides below.
+    conds = {s for s, _, c in cues if c.kind == "cond"}
+    verb_neg = [k for k in neg_at if k + 1 not in conds] if conds else neg_at
     frames = [s for s, _, c in cues if c.kind == "wneg" and clause[0] <= s < clause[1]]
     if frames:  # "nothing suggests … would be a problem": one more negator in every scope
         negated = _framed(negated, frames)
@@ -636,7 +666,7 @@ def _clause_polarity(
         if cue.kind == "pol":
             value: Polarity = cue.value  # type: ignore[assignment]
             votes.append(flip(value) if negated(neg_at, s, e, clause) else value)
-        elif cue.kind == "use" and negated(neg_at, s, e, clause):
+        elif cue.kind == "use" and negated(verb_neg, s, e, clause):
             votes.append("avoid")
         elif cue.kind == "change" and negated(neg_at, s, e, clause):
             votes.append("allowed")  # "no need to reduce the dose": the usual use is fine
@@ -650,7 +680,8 @@ def _clause_polarity(
             )
             votes.append("avoid" if negative else "allowed")
     if not votes and _negated_condition(cues, clause, all_neg, words):
-        votes.append("avoid")
+        paused = times and _paused(cues, clause, all_neg, times)
+        votes.append("allowed" if paused else "avoid")
     negatives = [v for v in votes if v in NEGATIVE]
     if negatives:
         return max(negatives, key=lambda v: _STRENGTH[v])
@@ -689,6 +720,31 @@ def _negated_condition(
     )
 
 
+def _paused(
+    cues: list[tuple[int, int, Cue]],
+    clause: tuple[int, int],
+    neg_at: list[int],
+    times: Sequence[int],
+) -> bool:
+    """A pausable activity negated for a time, in a clause that says to take the drug: "take
+    the tablet right after a feed and do not breastfeed for at least 8 hours" allows the drug
+    while breastfeeding; "do not breastfeed while taking it" (no time) does not."""
+    takes = any(
+        c.kind == "use" and clause[0] <= s < clause[1] and not any(s - 3 <= k < s for k in neg_at)
+        for s, _, c in cues
+    )
+    if not takes:
+        return False
+    return any(
+        c.kind == "cond"
+        and c.pausable
+        and clause[0] <= s < clause[1]
+        and any(s - 5 <= t <= e + 5 for t in times)
+        and any(s - 2 <= k < s for k in neg_at)
+        for s, e, c in cues
+    )
+
+
 # -- the reader ---------------------------------------------------------------------------
 
 
@@ -711,6 +767,32 @@ class _Item:
 #: Cue kinds a clause's polarity can come from: votes, a negated condition ("geen alcohol"),
 #: "the same goes for" (with the claim before).
 _POLARITY_KINDS: Final = frozenset({"pol", "use", "change", "modal", "modal_after", "cond", "same"})
+
+#: Words that set the groups named before apart ("for patients with none of those factors",
+#: "voor wie geen van deze factoren heeft", "người không có yếu tố nào trong số đó").
+_NONE_OF: Final = (
+    ("none", "of"),
+    ("neither", "of"),
+    ("geen", "van"),
+    ("geen", "enkele", "van"),
+    ("không", "có", "yếu", "tố", "nào"),
+    ("không", "thuộc", "các", "trường", "hợp"),
+)
+
+
+def _none_of(words: list[str], lo: int, hi: int) -> bool:
+    span = words[lo:hi]
+    return any(
+        tuple(span[k : k + len(p)]) == p
+        for k in range(len(span))
+        for p in _NONE_OF
+        if span[k] == p[0]
+    )
+
+
+#: Cues that set the amount right after them aside: "instead of", "not the usual", and a bare
+#: negator ("10 mg, not 20 mg"); "not more than" is a limit (a qualifier), not a negator.
+_SET_ASIDE: Final = frozenset({"instead", "neg"})
 
 #: Conditions measured by a number written without a unit ("an eGFR of 40", "klaring 25").
 _MEASURED: Final = frozenset({"renal"})
@@ -841,9 +923,14 @@ def read_sentence(
         age_tokens.update(range(s, e))
     # Cue phrases that hold a number ("in 24 hours") use it.
     cue_tokens: set[int] = set()
+    aside: set[int] = set()  # "not the usual 20 mg": where an amount set aside starts
     for s, e, cue in cues:
         if cue.kind in ("basis", "qual", "ivl_after", "ivl_before"):
             cue_tokens.update(range(s, e))
+        elif cue.kind in _SET_ASIDE:
+            aside.add(e)
+            if e < hi and words[e] in _OF_AMOUNT:  # "lower than the starting dose of 5 mg"
+                aside.add(e + 1)
     # -- populations and conditions -------------------------------------------------------
     cues = _without_normal(cues, words, lexicon.cues[lang].normal_words)
     compared = {s for s, _, c in cues if c.kind == "pop" and _compared(cues, s, words)}
@@ -861,10 +948,14 @@ def read_sentence(
         elif "adult" in populations and a_lo is not None and _age_group(a_lo, a_lo) == "elderly":
             # "at 79 she can take it like any adult": an age of 65 or over is an older person
             populations = (populations - {"adult"}) | {"elderly"}
-        used.update(t for t in age_tokens if kinds[t] == NUM)
+        used.update(t for t in age_tokens if kinds[t] == NUM or words[t] in NUMBER_WORDS)
     stated_pop = bool(populations)
     if not stated_pop:
         populations, age = set(carry.populations), carry.age
+        if populations and _none_of(words, lo, hi):
+            # "The standard 60 mg is for patients who have none of those factors": the groups
+            # named before are set apart, not spoken about
+            populations, age = set(), None
     elif age is None and carry.age is not None and populations & carry.populations - {"adult"}:
         age = carry.age  # "my son is 5" … "a child can take": the same child, with the age
     # -- items: dose amounts, frequencies, intervals --------------------------------------
@@ -883,6 +974,7 @@ def read_sentence(
         for a in found
         if _is_dose_amount(a)
         and a.t0 not in age_tokens
+        and a.t0 not in aside
         and (a.per_time is None or a.per_time >= _SHORTEST_INTERVAL)
     ]
     for a in found:
@@ -976,7 +1068,10 @@ def read_sentence(
     lasting = (
         duration is not None
         and dose_cue
-        and (duration[0].kind == "max" or any(c.kind == "use" for _, _, c in cues))
+        and (
+            duration[0].kind == "max"
+            or any(c.kind == "use" or (c.keeps and c.value in POSITIVE) for _, _, c in cues)
+        )
     )
     if amounts or (freqs and dose_cue):
         for f in freqs:
@@ -1026,11 +1121,13 @@ def read_sentence(
         readings, split_at = _split_into(readings, tokens, lo, hi, lexicon.cues[lang], lang)
         used.update(split_at)  # "verdeeld over twee keer": the count is the frequency
     # -- contraindication readings ----------------------------------------------------------
+    course = False  # a going-on clause with a course length (see below)
     if not readings:
         # the polarity per clause; a clause without a phrase of these kinds has none
+        times = [a.t0 for a in found if a.unit == "h"]
         clause_pols = (
             [
-                (c, _clause_polarity(cues, c, _NEGATION[lang], words))
+                (c, _clause_polarity(cues, c, _NEGATION[lang], words, times))
                 for c in _clauses(tokens, lo, hi)
             ]
             if cue_kinds & _POLARITY_KINDS
@@ -1042,6 +1139,7 @@ def read_sentence(
         interaction = len(stated) >= 2
         same = carry.polarity is not None and any(c.kind == "same" for _, _, c in cues)
         for clause, pol in clause_pols:
+            course = False
             if pol is None and same and stated:
                 # "the same goes for diclofenac": the claim before, about these drugs
                 pol, risk, interaction = carry.polarity, risk or carry.risk, False
@@ -1051,6 +1149,9 @@ def read_sentence(
             keeps = pol in POSITIVE and any(
                 c.keeps for s, _, c in cues if c.kind == "pol" and clause[0] <= s < clause[1]
             )  # "no need to stop X", "keep taking X": a claim of its own
+            # "continue for 7 days after you leave": how long, a course claim; going on is
+            # then judged only where a passage speaks of stopping or going on (open)
+            course = keeps and lasting and not (risk or interaction)
             if pol in POSITIVE and not (risk or interaction or keeps):
                 topic = _topic_units(tokens, clause, cues, drugs, lang) if stated else topic
                 if not topic:
@@ -1074,11 +1175,12 @@ def read_sentence(
                     condition_units=topic or units,
                     start=tokens.starts[clause[0]],
                     end=tokens.ends[clause[1] - 1],
-                    open=bool(topic),
+                    open=bool(topic) or course,
                 )
             )
             break  # one safety claim per sentence: the first clause that makes one
     if lasting and duration is not None and all(r.open for r in readings):
+        kept = readings if course else []  # going on, kept beside the course (open)
         # "use it for no longer than 2 days", "you can use it for three weeks": how long, with
         # no amount, frequency or (closed) safety claim in the sentence; open: checked only
         # where a passage states a course length
@@ -1102,7 +1204,8 @@ def read_sentence(
                 end=tokens.ends[t1 - 1],
                 open=True,
                 duration=span,
-            )
+            ),
+            *kept,
         ]
     # A contraindication's risk group ("do not drink alcohol") is not who the next sentence's
     # dose is for; a dose statement's population is.
@@ -1134,8 +1237,13 @@ def _quiet(
     populations, age = carry.populations, carry.age
     if ages:  # the age group is the sentence's population, handed on
         _, _, a_lo, a_hi = ages[0]
-        kinds = tokens.kinds
-        used = frozenset(t for s, e, _, _ in ages for t in range(s, e) if kinds[t] == NUM)
+        kinds, words = tokens.kinds, tokens.words
+        used = frozenset(
+            t
+            for s, e, _, _ in ages
+            for t in range(s, e)
+            if kinds[t] == NUM or words[t] in NUMBER_WORDS
+        )
         populations, age = frozenset({_age_group(a_lo, a_hi)}), (a_lo, a_hi)
     bands = _clearances(tokens, found, [])
     return SentenceReading(
@@ -1224,13 +1332,34 @@ def _topic_units(
 
 def _compared(cues: list[tuple[int, int, Cue]], at: int, words: list[str]) -> bool:
     """Whether the population at token ``at`` follows a comparison ("the same as | an |
-    adult"): it is what the statement is compared with."""
+    adult") or an amount set aside ("lower than the starting dose of 5 mg | for adults"): it is
+    what the statement is compared with."""
     return any(
-        c.kind == "cmp"
-        and 0 <= at - e <= 2
-        and all(words[k] in _ARTICLES or words[k] in _COMPARED for k in range(e, at))
+        (
+            c.kind == "cmp"
+            and 0 <= at - e <= 2
+            and all(words[k] in _ARTICLES or words[k] in _COMPARED for k in range(e, at))
+        )
+        or (c.kind == "instead" and 0 < at - e <= 5 and _amount_of(words, e, at))
         for _, e, c in cues
     )
+
+
+def _amount_of(words: list[str], e: int, at: int) -> bool:
+    """Only an amount and "of" between a set-aside phrase and a group: "lower than the starting
+    dose of 5 mg for adults", "thấp hơn liều khởi đầu 5 mg của người lớn" (their dose)."""
+    return all(
+        words[k] in UNITS or words[k] in _OF_GROUP or _number(words[k]) is not None
+        for k in range(e, at)
+    )
+
+
+#: Between a set-aside phrase and its amount: "the starting dose of 5 mg", "de dosis van".
+_OF_AMOUNT: Final = frozenset({"of", "van", "của"})
+#: Words between a set-aside amount and the group it is for ("5 mg of/for adults").
+_OF_GROUP: Final = frozenset(
+    {"of", "for", "in", "van", "voor", "bij", "của", "cho", "ở", "the", "de"}
+)
 
 
 #: Articles between a comparison and its population ("as an adult", "als de volwassenen").
@@ -1300,6 +1429,28 @@ _NOT_A_COURSE: Final = frozenset(
         "qua",
     }
 )
+#: Words right after a time that make it a lead time, not a course ("start 1 or 2 days before
+#: travel", "bắt đầu 2 ngày trước khi"): unless a course opener stands before it.
+_LEAD: Final = frozenset({"before", "vóór", "trước", "prior"})
+#: Words right before a time that make it how long, even with "after" behind it ("for 7 days
+#: after leaving the area", "tot 2 dagen na het verdwijnen", "thêm 7 ngày sau khi").
+_COURSE_OPENERS: Final = frozenset({"for", "gedurende", "tot", "trong", "thêm", "nog"})
+
+
+def _opens_course(words: list[str], a: Amount) -> bool:
+    """Whether a course opener stands before the time, over at most three words of a bound
+    ("for at least 6 days", "gedurende ten minste 7 dagen")."""
+    k = a.t0 - 1
+    while k >= max(0, a.t0 - 4) and words[k] in _BOUND_WORDS:
+        k -= 1
+    return k >= 0 and words[k] in _COURSE_OPENERS
+
+
+#: "for at least 6 days": words of a bound between the opener and the time.
+_BOUND_WORDS: Final = frozenset(
+    {"at", "least", "most", "up", "to", "minstens", "ten", "minste", "hoogste", "ít", "nhất"}
+)
+
 #: Words that open a condition: a time inside one is when to act, not how long to take the
 #: drug ("if the diarrhoea lasts longer than 2 days", "als het na 3 dagen", "nếu sau 3 ngày").
 _IF: Final = frozenset({"if", "when", "unless", "als", "indien", "wanneer", "nếu", "khi"})
@@ -1324,7 +1475,8 @@ def _duration(
         and a.low >= _DAY
         and a.t0 not in taken
         and not (a.t0 > lo and words[a.t0 - 1] in _NOT_A_COURSE)
-        and not (a.t1 < len(words) and words[a.t1] in _NOT_A_COURSE)
+        and not (a.t1 < len(words) and words[a.t1] in _NOT_A_COURSE and not _opens_course(words, a))
+        and not (a.t1 < len(words) and words[a.t1] in _LEAD and not _opens_course(words, a))
         and not _in_condition(words, lo, a.t0)
     ]
     if not times:

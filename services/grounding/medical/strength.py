@@ -21,12 +21,14 @@ from services.grounding.tokens import NUM, Tokens
 
 __all__ = [
     "FORM_UNITS",
+    "concentrations",
     "counted_strengths",
     "counts_in_mg",
     "named_strengths",
     "one_strength",
     "scale_counted",
     "strength_amounts",
+    "volumes_restated",
 ]
 
 #: Words for a unit dose form and the count unit it is counted in: the count units of
@@ -167,3 +169,32 @@ def counts_in_mg(readings: Iterable[Reading], strength: Mapping[str, Decimal]) -
 _COUNT_UNITS: Final = frozenset(FORM_UNITS.values())
 #: Between the two counts of a range ("one or two", "1 à 2", "một hoặc hai").
 _CONNECTORS: Final = frozenset({"or", "to", "-", "–", "of", "tot", "à", "hoặc", "đến", "tới"})
+
+
+#: Amounts per millilitre a liquid's strength is written in ("100.000 IE/ml", "120 mg/5 ml").
+_PER_ML: Final = {"mg/ml": "mg", "IU/ml": "IU"}
+
+
+def concentrations(found: Iterable[Amount]) -> dict[str, Decimal]:
+    """``{unit: amount per ml}`` for each unit (mg, IU) a text states exactly one concentration
+    in ("Nystatine orale suspensie 100.000 IE/ml", "drank 120 mg/5 ml")."""
+    seen: dict[str, set[Decimal]] = {}
+    for a in found:
+        unit = _PER_ML.get(a.unit)
+        if unit is not None and len(a.parts) == 1:
+            seen.setdefault(unit, set()).add(a.low)
+    return {unit: next(iter(values)) for unit, values in seen.items() if len(values) == 1}
+
+
+def volumes_restated(readings: Iterable[Reading], per_ml: Mapping[str, Decimal]) -> list[Reading]:
+    """Each reading of a volume in ml restated in what that volume holds, with the one
+    concentration its text states ("1 ml" of 100,000 IU/ml is 100,000 IU): beside the ml, so
+    an answer that says either finds its match."""
+    out: list[Reading] = []
+    for r in readings:
+        if r.unit != "ml" or r.amount is None:
+            continue
+        for unit, per in per_ml.items():
+            amount = Span(r.amount.low * per, r.amount.high * per, r.amount.kind)
+            out.append(replace(r, amount=amount, unit=unit))
+    return out
