@@ -54,6 +54,14 @@ from tests.unit.test_promtool import KNOWN_FAUST_LINT
 
 WINDOW_S = 2
 MIN_BASELINE = 3
+#: Guard windows for the tests that take the detector through a restart or a failover. The new
+#: process works off a backlog: its first windows under the spike can be a few findings in few
+#: messages (not yet significant). Absorbed at once, such a window raises the estimated
+#: dispersion to its cap and the spike's later windows stop being surprising (seen on a loaded
+#: machine: 27 leaks in 49 messages against a forecast of 0.5 %, p = 1.6e-5, not significant
+#: after the correction); with a guard, a building spike is judged before it enters the baseline,
+#: as it is with the defaults.
+GUARD = 2
 #: Closed windows before the spike: the watched pii/acme/leak series needs MIN_BASELINE of them.
 BASELINE_WINDOWS = MIN_BASELINE + 2
 #: Seconds of Prometheus scrapes before the spike: the "1 d" baseline (here 10 m: everything)
@@ -336,7 +344,11 @@ def test_detector_state_survives_a_restart(vigil_stack: Callable[..., VigilStack
     suffix = uuid.uuid4().hex[:10]
     stack = vigil_stack(
         "alertrestart",
-        **_alerting_env(suffix, VIGIL_ALERTS_MIN_BASELINE_WINDOWS=str(need)),
+        **_alerting_env(
+            suffix,
+            VIGIL_ALERTS_MIN_BASELINE_WINDOWS=str(need),
+            VIGIL_ALERTS_GUARD_WINDOWS=str(GUARD),
+        ),
     )
     first = stack.start_worker()
     reader = TopicReader(stack.bootstrap, f"it-alerts-{suffix}")
@@ -346,11 +358,15 @@ def test_detector_state_survives_a_restart(vigil_stack: Callable[..., VigilStack
             def diagnostics() -> str:
                 return f"traffic sent {traffic.sent}\n{stack.diagnostics()}"
 
+            # The saved baseline must be enough on its own: stopped right at ``need`` windows
+            # (some without assistant messages, a gap in the leak series), the windows the new
+            # process closes under the spike could complete it and raise the bar (CI saw it).
+            ahead = need + GUARD + 4
             _wait_metrics(
                 first,
-                lambda t: (sample(t, "vigil_alert_windows_closed_total") or 0) >= need,
-                f"vigil_alert_windows_closed_total >= {need}",
-                90,
+                lambda t: (sample(t, "vigil_alert_windows_closed_total") or 0) >= ahead,
+                f"vigil_alert_windows_closed_total >= {ahead}",
+                120,
                 diagnostics,
             )
             first.stop()
@@ -386,7 +402,11 @@ def test_the_detector_moves_with_partition_0_when_its_worker_is_killed(
     suffix = uuid.uuid4().hex[:10]
     stack = vigil_stack(
         "alertfailover",
-        **_alerting_env(suffix, VIGIL_ALERTS_MIN_BASELINE_WINDOWS=str(need)),
+        **_alerting_env(
+            suffix,
+            VIGIL_ALERTS_MIN_BASELINE_WINDOWS=str(need),
+            VIGIL_ALERTS_GUARD_WINDOWS=str(GUARD),
+        ),
     )
     stack.start_worker()
     stack.start_worker()
@@ -404,12 +424,12 @@ def test_the_detector_moves_with_partition_0_when_its_worker_is_killed(
             # the heir closes under the spike join its baseline: killed right at ``need``, the
             # heir could recover fewer than ``need`` windows and then never fire (CI saw it).
             # A margin of a few windows makes the recovered baseline alone enough.
-            ahead = need + 4
+            ahead = need + GUARD + 4
             _wait_metrics(
                 owner,
                 lambda t: (sample(t, "vigil_alert_windows_closed_total") or 0) >= ahead,
                 f"vigil_alert_windows_closed_total >= {ahead} on partition 0's owner",
-                90,
+                120,
                 diagnostics,
             )
             assert not sample(heir.metrics(), "vigil_alert_windows_closed_total")

@@ -199,7 +199,27 @@ class WorkerProcess:
 
     def diagnostics(self) -> str:
         state = "running" if self.alive else f"exited ({self.proc and self.proc.returncode})"
-        return f"--- worker {state}, log {self.log_path} (tail)\n{_tail(self.log_path)}"
+        text = f"--- worker {state}, log {self.log_path} (tail)\n{_tail(self.log_path)}"
+        if self.alive:
+            text += f"\n--- its counters and gauges\n{self._metric_summary()}"
+        return text
+
+    def _metric_summary(self, limit: int = 150) -> str:
+        """The worker's own non-zero samples (no histogram buckets), or why they could not be
+        read."""
+        try:
+            body = self.metrics(timeout_s=5.0)
+        except Exception as exc:  # a stalled worker is what the diagnostics are for
+            return f"(/metrics not read: {type(exc).__name__}: {exc})"
+        keep = [
+            line
+            for line in body.splitlines()
+            if line.startswith("vigil_")
+            and "_bucket{" not in line
+            and "_created" not in line
+            and not line.endswith(" 0.0")
+        ]
+        return "\n".join(keep[:limit])
 
 
 class VigilStack:
