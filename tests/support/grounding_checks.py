@@ -1,5 +1,6 @@
 """The claim check called the way the grounding unit tests need it: a whole answer against
-passages (:func:`check_report`), or each reading of an answer against one passage's readings
+passages (:func:`check_report`, :func:`numbered_report` with ids ``doc-0``, ``doc-1`` …, and
+:func:`critical` of its report), or each reading of an answer against one passage's readings
 (:func:`reading_statuses`)."""
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from services.grounding.medical.compare import PassageReading, compare
 from services.grounding.medical.lexicon import load_lexicon
 from services.grounding.prepared import prepare_passage
 
-__all__ = ["check_report", "reading_statuses"]
+__all__ = ["check_report", "critical", "numbered_report", "reading_statuses"]
 
 
 def check_report(
@@ -46,6 +47,20 @@ def check_report(
         stratum="always",
         context=context,
     )
+
+
+def numbered_report(
+    answer: str, passages: list[str], language: str, context: MedicalContext | None = None
+) -> GroundingReport:
+    """:func:`check_report` against ``passages`` numbered ``doc-0``, ``doc-1`` …"""
+    return check_report(
+        answer, [(f"doc-{i}", p) for i, p in enumerate(passages)], language, context
+    )
+
+
+def critical(report: GroundingReport) -> bool:
+    """Whether the report has an ungrounded dose or contraindication claim."""
+    return any(c.kind in ("dose", "contraindication") and not c.grounded for c in report.claims)
 
 
 def reading_statuses(answer: str, passage: str, language: str) -> list[str]:

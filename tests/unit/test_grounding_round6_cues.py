@@ -6,23 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from schemas.verdicts import GroundingReport, MedicalContext
 from services.grounding.medical import Carry, load_lexicon, read_sentence
 from services.grounding.quantities import amounts, format_decimal
 from services.grounding.tokens import tokenize
-from tests.support.grounding_checks import check_report
-
-
-def report(
-    answer: str, passages: list[str], language: str, context: MedicalContext | None = None
-) -> GroundingReport:
-    return check_report(
-        answer, [(f"doc-{i}", p) for i, p in enumerate(passages)], language, context
-    )
-
-
-def critical(r: GroundingReport) -> bool:
-    return any(c.kind in ("dose", "contraindication") and not c.grounded for c in r.claims)
+from tests.support.grounding_checks import critical
+from tests.support.grounding_checks import numbered_report as report
 
 
 def durations(text: str, language: str) -> list[tuple[str, str, str] | None]:

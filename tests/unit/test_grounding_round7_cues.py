@@ -5,26 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from schemas.verdicts import GroundingReport, MedicalContext
+from schemas.verdicts import MedicalContext
 from services.grounding import medical_context
 from services.grounding.medical import Carry, load_lexicon, read_sentence
 from services.grounding.medical.names import opening_names
 from services.grounding.quantities import amounts, format_decimal
 from services.grounding.tokens import tokenize
-from tests.support.grounding_checks import check_report
-
-
-def report(
-    answer: str, passages: list[str], language: str, context: MedicalContext | None = None
-) -> GroundingReport:
-    return check_report(
-        answer, [(f"doc-{i}", p) for i, p in enumerate(passages)], language, context
-    )
-
-
-def critical(r: GroundingReport) -> bool:
-    return any(c.kind in ("dose", "contraindication") and not c.grounded for c in r.claims)
-
+from tests.support.grounding_checks import critical
+from tests.support.grounding_checks import numbered_report as report
 
 # --- drug names a passage teaches by its opening ---------------------------------------------
 

@@ -7,25 +7,13 @@ from __future__ import annotations
 
 import pytest
 
-from schemas.verdicts import GroundingReport, MedicalContext
+from schemas.verdicts import MedicalContext
 from services.grounding.medical import load_lexicon
 from services.grounding.medical.names import event_names, opening_names
 from services.grounding.quantities import quantities
 from services.grounding.tokens import tokenize
-from tests.support.grounding_checks import check_report
-
-
-def report(
-    answer: str, passages: list[str], language: str, context: MedicalContext | None = None
-) -> GroundingReport:
-    return check_report(
-        answer, [(f"doc-{i}", p) for i, p in enumerate(passages)], language, context
-    )
-
-
-def critical(r: GroundingReport) -> bool:
-    return any(c.kind in ("dose", "contraindication") and not c.grounded for c in r.claims)
-
+from tests.support.grounding_checks import critical
+from tests.support.grounding_checks import numbered_report as report
 
 # --- a brand and its substance in a passage's heading are one drug ----------------------------
 
