@@ -31,6 +31,8 @@ if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
 __all__ = [
+    "DAY_SECONDS",
+    "DENSE_SHIFT",
     "EVENT_MIXES",
     "MIXES",
     "REPO_ROOT",
@@ -491,6 +493,12 @@ def write_jsonl(path: Path, events: Iterable[dict[str, Any]]) -> int:
     return n
 
 
+#: Shifts of the cycled example log per cycle (:func:`example_events`): a day, and one second per
+#: event of the cycle (the bundled log holds 414 events).
+DAY_SECONDS = 86_400.0
+DENSE_SHIFT = 414.0
+
+
 def write_events_file(
     path: Path,
     n: int,
@@ -525,18 +533,25 @@ def write_events_file(
     return path.stat().st_size
 
 
-def example_events(n: int) -> Iterator[dict[str, Any]]:
+def example_events(n: int, *, shift_seconds: float = DAY_SECONDS) -> Iterator[dict[str, Any]]:
     """The bundled example log (``examples/chat-events.jsonl``, ~100-byte messages, RAG answers
     with passages), cycled to ``n`` events with unique event and conversation ids and timestamps
-    moved a day per cycle: the generator the parity and memory tests use."""
+    moved ``shift_seconds`` per cycle: the generator the parity and memory tests use.
+
+    The default, a day per cycle of ~410 events, passes an ISO week every ~2,900 events, so a
+    long run closes and retires many evaluation-set periods. :data:`DENSE_SHIFT` (one second per
+    event of the cycle, as the RAG mix's timestamps) keeps a run within a week or two, as the
+    traffic of a production chatbot does."""
+    from datetime import timedelta
+
     from tests.support.example_cycle import cycled_example_events
 
-    return cycled_example_events(n)
+    return cycled_example_events(n, shift=timedelta(seconds=shift_seconds))
 
 
-def write_example_file(path: Path, n: int) -> int:
+def write_example_file(path: Path, n: int, *, shift_seconds: float = DAY_SECONDS) -> int:
     """:func:`example_events` as a JSONL file; returns its size in bytes."""
-    write_jsonl(path, example_events(n))
+    write_jsonl(path, example_events(n, shift_seconds=shift_seconds))
     return path.stat().st_size
 
 

@@ -97,10 +97,13 @@ KIB = 1024
 MIX_NAMES = ("examples", "rag")
 
 
-def write_mix(mix: str, path: Path, n: int, *, min_bytes: int = 0) -> int:
-    """The file of ``n`` events of ``mix`` (``min_bytes`` for the 1 GB file); its size."""
+def write_mix(
+    mix: str, path: Path, n: int, *, min_bytes: int = 0, shift: float = C.DAY_SECONDS
+) -> int:
+    """The file of ``n`` events of ``mix`` (``min_bytes`` for the 1 GB file); its size.
+    ``shift``: seconds the example log's timestamps move per cycle (:func:`C.example_events`)."""
     if mix == "examples":
-        return C.write_example_file(path, n)
+        return C.write_example_file(path, n, shift_seconds=shift)
     return C.write_events_file(path, n, KIB, mix="rag", min_bytes=min_bytes)
 
 
@@ -610,7 +613,7 @@ def scan_runs(
             tmp = Path(tempfile.mkdtemp(prefix="vigil-bench-scan-"))
             try:
                 file = tmp / "events.jsonl"
-                write_mix(mix, file, n)
+                write_mix(mix, file, n, shift=args.cycle_shift)
                 load0 = loadavg()
                 r = T.run_vigil_scan(file, tmp / "out", rules, pin, cpu=args.cpu or 0, env=env)
                 r["loadavg"] = [load0, loadavg()]
@@ -706,7 +709,7 @@ def _new_topic(
     """A fresh topic holding ``n`` events of ``mix``; ``(name, production figures)``."""
     topic = f"bench-{mix}-{uuid.uuid4().hex[:8]}"
     file = base / f"{topic}.jsonl"
-    size = write_mix(mix, file, n)
+    size = write_mix(mix, file, n, shift=args.cycle_shift)
     print(f"[{mix}] producing {n:,} events to {topic} …", flush=True)
     got = produce(bootstrap, topic, file, args.partitions)
     file.unlink()
@@ -858,6 +861,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--keep-broker", action="store_true", help="leave the started broker up")
     ap.add_argument("--keep-topics", action="store_true")
     ap.add_argument("--out", help="result name (default streaming[_quick])")
+    ap.add_argument(
+        "--cycle-shift",
+        type=float,
+        default=C.DAY_SECONDS,
+        help="examples mix: seconds its timestamps move per cycle of the log (86400, a day: an "
+        f"ISO week every ~2,900 events, so periods close and retire all along; "
+        f"{C.DENSE_SHIFT:.0f}: about a second per event, as the RAG mix)",
+    )
     # internal: the profiled worker's own process
     ap.add_argument("--profiled-worker", metavar="OUT", help=argparse.SUPPRESS)
     ap.add_argument("worker_args", nargs="*", help=argparse.SUPPRESS)
@@ -882,6 +893,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any] | None:
         "events": args.events,
         "scale_events": args.scale_events,
         "partitions": args.partitions,
+        "examples_cycle_shift_s": args.cycle_shift,
         "sample_rate": args.sample_rate if args.sample_rate is not None else "default",
         "pinning": "none"
         if args.cpu is None

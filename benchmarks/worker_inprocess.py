@@ -80,10 +80,10 @@ class LoopSink:
         return fut
 
 
-def _lines(mix: str, n: int, folder: Path) -> list[bytes]:
+def _lines(mix: str, n: int, folder: Path, shift: float = C.DAY_SECONDS) -> list[bytes]:
     path = folder / f"{mix}.jsonl"
     if mix == "examples":
-        C.write_example_file(path, n)
+        C.write_example_file(path, n, shift_seconds=shift)
     else:
         C.write_events_file(path, n, 1024, mix="rag")
     return path.read_bytes().splitlines()[:n]
@@ -155,13 +155,65 @@ class Split:
         return out
 
 
+class LocalRocks:
+    """The worker's RocksDB partitions (its options: :class:`BoundedRocksDBOptions`) opened
+    without Faust, for :class:`DirectBackend`: what Faust's store offers the backend."""
+
+    def __init__(self, settings: Settings, folder: Path) -> None:
+        from services.streaming.app import BoundedRocksDBOptions, _table_options
+
+        options = _table_options(settings) or {}
+        self.options = BoundedRocksDBOptions(**options, use_rocksdict=True)
+        self.folder = folder
+        self._dbs: dict[int, Any] = {}
+
+    def _db_for_partition(self, partition: int) -> Any:
+        import rocksdict
+
+        db = self._dbs.get(partition)
+        if db is None:
+            path = str(self.folder / f"state-{partition}.db")
+            db = self._dbs[partition] = rocksdict.Rdict(path, options=self.options.as_options())
+        return db
+
+    def close(self) -> None:
+        for db in self._dbs.values():
+            db.close()
+
+
+def _rocks_states(flow: Dataflow, settings: Settings, folder: Path) -> Any:
+    """:class:`FaustStates` over local RocksDB partitions, each write straight into its store
+    (no changelog: that is the broker's share, measured by ``benchmarks/streaming.py``)."""
+    from types import SimpleNamespace
+
+    from services.streaming.state import FaustStates, TableBackend
+
+    class DirectBackend(TableBackend):
+        def put(self, partition: int, key: bytes, value: bytes | None) -> None:
+            self._store_put(partition, key, value)
+
+    backend = DirectBackend(SimpleNamespace(data=LocalRocks(settings, folder)))
+    return FaustStates(backend, flow.specs), backend
+
+
 async def _run(
-    lines: list[bytes], partitions: int, batch: int, *, deferred: bool = False
+    lines: list[bytes],
+    partitions: int,
+    batch: int,
+    *,
+    deferred: bool = False,
+    store: str = "memory",
+    tick_every: int = 0,
+    segment: int = 0,
 ) -> dict[str, Any]:
-    settings = Settings(store="memory://", data_dir=Path(tempfile.mkdtemp()))
+    folder = Path(tempfile.mkdtemp())
+    settings = Settings(store="rocksdb://" if store == "rocksdb" else "memory://", data_dir=folder)
     flow = Dataflow(settings, CollectorRegistry(), clock="wall", partitions=partitions)
     sink = LoopSink()
-    runner = StreamRunner(flow, MemoryStates(flow), sink, deferred=deferred)
+    states: Any = MemoryStates(flow)
+    if store == "rocksdb":
+        states, _ = _rocks_states(flow, settings, folder)
+    runner = StreamRunner(flow, states, sink, deferred=deferred)
     split = Split()
     split.install(flow, runner, sink)
     per_part: dict[int, list[Record]] = defaultdict(list)
@@ -198,10 +250,15 @@ async def _run(
             for recs in by_part.values():
                 await runner.decisions(recs)
 
-    # Round-robin over partitions, a batch at a time, as one worker holding them all would.
+    # Round-robin over partitions, a batch at a time, as one worker holding them all would;
+    # with ``tick_every``, the sampler's timer (closing and retiring periods) every so many
+    # events, as the worker's fires every 30 s.
     cursors = dict.fromkeys(per_part, 0)
     cpu0 = time.process_time()
     wall0 = time.perf_counter()
+    done = ticked = 0
+    segments: list[dict[str, float]] = []
+    seg_cpu, seg_done = cpu0, 0
     while any(cursors[p] < len(per_part[p]) for p in per_part):
         for p, recs in per_part.items():
             i = cursors[p]
@@ -210,6 +267,20 @@ async def _run(
             cursors[p] = i + batch
             await runner.screen(recs[i : i + batch])
             await drain_internal()
+            done += len(recs[i : i + batch])
+            if tick_every and done - ticked >= tick_every:
+                ticked = done
+                await runner.tick_sampler()
+                await drain_internal()
+            if segment and done - seg_done >= segment:
+                now = time.process_time()
+                segments.append(
+                    {
+                        "events": done,
+                        "us_per_event": round((now - seg_cpu) / (done - seg_done) * 1e6, 1),
+                    }
+                )
+                seg_cpu, seg_done = now, done
     await drain_internal()
     cpu = time.process_time() - cpu0
     wall = time.perf_counter() - wall0
@@ -223,6 +294,7 @@ async def _run(
         "evalset_sha256": sink.digest.hexdigest(),
         "evalset_us_per_event": split.per_event(len(lines)),
         "maxrss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "segments": segments,
     }
 
 
@@ -237,19 +309,42 @@ def main(argv: list[str] | None = None) -> None:
         "--deferred", action="store_true", help="claim checks on their own channel (no judge)"
     )
     ap.add_argument("--sort", default="cumulative")
+    ap.add_argument(
+        "--store",
+        choices=("memory", "rocksdb"),
+        default="memory",
+        help="rocksdb: the worker's RocksDB partitions, written directly (no changelog)",
+    )
+    ap.add_argument(
+        "--tick-every", type=int, default=0, help="a sampler tick every N events (0: none)"
+    )
+    ap.add_argument("--segment", type=int, default=0, help="report CPU per event every N events")
+    ap.add_argument(
+        "--cycle-shift",
+        type=float,
+        default=C.DAY_SECONDS,
+        help="examples: seconds the timestamps move per cycle of the log (86400: a day, an "
+        f"ISO week every ~2,900 events; {C.DENSE_SHIFT:.0f}: about a second per event)",
+    )
     args = ap.parse_args(argv)
+    opts = {
+        "deferred": args.deferred,
+        "store": args.store,
+        "tick_every": args.tick_every,
+        "segment": args.segment,
+    }
     with tempfile.TemporaryDirectory() as tmp:
-        lines = _lines(args.mix, args.events, Path(tmp))
+        lines = _lines(args.mix, args.events, Path(tmp), args.cycle_shift)
     if args.cprofile:
         prof = cProfile.Profile()
         prof.enable()
-        result = asyncio.run(_run(lines, args.partitions, args.batch, deferred=args.deferred))
+        result = asyncio.run(_run(lines, args.partitions, args.batch, **opts))
         prof.disable()
         out = io.StringIO()
         pstats.Stats(prof, stream=out).sort_stats(args.sort).print_stats(args.cprofile)
         print(out.getvalue())
     else:
-        result = asyncio.run(_run(lines, args.partitions, args.batch, deferred=args.deferred))
+        result = asyncio.run(_run(lines, args.partitions, args.batch, **opts))
     result.update(
         mix=args.mix, partitions=args.partitions, batch=args.batch, deferred=args.deferred
     )

@@ -65,6 +65,7 @@ from services.evalsets.state import (
     merge_states,
     select,
 )
+from services.evalsets.tables import keys_with_prefix
 from services.sampling import Sampler
 
 __all__ = [
@@ -335,7 +336,7 @@ class EvalsetSampler:
         """
         self.states.pop(self.state_key(period), None)
         prefix = f"{period}|"
-        doomed = [k for k in list(self.members.keys()) if k.startswith(prefix)]
+        doomed = keys_with_prefix(self.members, prefix)
         for key in doomed:
             del self.members[key]
         return len(doomed)

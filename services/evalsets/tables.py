@@ -24,11 +24,25 @@ from typing import Any, Final, Generic, TypeVar
 
 from pydantic import BaseModel
 
-__all__ = ["ModelMapping", "PrefixedMapping", "StagedMapping"]
+__all__ = ["ModelMapping", "PrefixedMapping", "StagedMapping", "keys_with_prefix"]
 
 M = TypeVar("M", bound=BaseModel)
 V = TypeVar("V")
 _DELETED: Final = object()
+
+
+def keys_with_prefix(mapping: Any, prefix: str) -> list[str]:
+    """The keys of ``mapping`` that start with ``prefix``: by the mapping's own prefix scan
+    where it has one (a :class:`~services.dataflow.state.KeyedStore` on RocksDB reads only
+    those keys, and no value), else by a filter over all of them.
+
+    >>> keys_with_prefix({"M|a": b"1", "S|b": b"2"}, "M|")
+    ['M|a']
+    """
+    own = getattr(mapping, "keys_with_prefix", None)
+    if own is not None:
+        return list(own(prefix))
+    return [k for k in list(mapping) if k.startswith(prefix)]
 
 
 class ModelMapping(MutableMapping[str, M], Generic[M]):
@@ -108,6 +122,9 @@ class ModelMapping(MutableMapping[str, M], Generic[M]):
     def __iter__(self) -> Iterator[str]:
         return iter(self._raw)
 
+    def keys_with_prefix(self, prefix: str) -> list[str]:
+        return keys_with_prefix(self._raw, prefix)
+
     def __len__(self) -> int:
         return len(self._raw)
 
@@ -143,8 +160,11 @@ class PrefixedMapping(MutableMapping[str, V], Generic[V]):
         return isinstance(key, str) and (self.prefix + key) in self._raw
 
     def __iter__(self) -> Iterator[str]:
+        return iter(self.keys_with_prefix(""))
+
+    def keys_with_prefix(self, prefix: str) -> list[str]:
         n = len(self.prefix)
-        return iter([k[n:] for k in list(self._raw) if k.startswith(self.prefix)])
+        return [k[n:] for k in keys_with_prefix(self._raw, self.prefix + prefix)]
 
     def __len__(self) -> int:
         return sum(1 for _ in self)
@@ -192,9 +212,12 @@ class StagedMapping(MutableMapping[str, V], Generic[V]):
         return key in self._raw
 
     def __iter__(self) -> Iterator[str]:
-        keys = [k for k in list(self._raw) if k not in self._staged]
-        keys += [k for k, v in self._staged.items() if v is not _DELETED]
-        return iter(keys)
+        return iter(self.keys_with_prefix(""))
+
+    def keys_with_prefix(self, prefix: str) -> list[str]:
+        keys = [k for k in keys_with_prefix(self._raw, prefix) if k not in self._staged]
+        keys += [k for k, v in self._staged.items() if v is not _DELETED and k.startswith(prefix)]
+        return keys
 
     def __len__(self) -> int:
         return sum(1 for _ in self)
@@ -212,8 +235,7 @@ class StagedMapping(MutableMapping[str, V], Generic[V]):
         n = len(self._staged)
         for key, value in self._staged.items():
             if value is _DELETED:
-                if key in self._raw:
-                    del self._raw[key]
+                self._raw.pop(key, None)
             else:
                 self._raw[key] = value
         self._staged.clear()

@@ -359,6 +359,16 @@ class TableStore(KeyedStore):
     def __contains__(self, key: object) -> bool:
         return isinstance(key, str) and self.get(key) is not None
 
+    def pop(self, key: str, default: Any = _DELETED) -> Any:
+        """One read of the store (``MutableMapping.pop`` makes three: get, contains, delete)."""
+        value = self.get(key)
+        if value is None:
+            if default is _DELETED:
+                raise KeyError(key)
+            return default
+        self._buffer[key] = _DELETED
+        return value
+
     def __iter__(self) -> Iterator[str]:
         return iter([k for k, _ in self.scan_prefix("")])
 

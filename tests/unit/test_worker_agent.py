@@ -12,6 +12,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
 from prometheus_client import CollectorRegistry
 
 from schemas import DeadLetter, Finding, GroundingReport
@@ -397,6 +398,32 @@ async def test_the_local_store_holds_only_writes_the_changelog_acknowledged() ->
     restarted = TableStore(spec, TableBackend(table), 0)
     assert "a" not in restarted and restarted["b"] == b"changed"
     assert dict(store.scan_prefix("")) == {"b": b"changed"}
+
+
+def test_a_table_store_pops_with_one_read_and_as_a_mapping_does() -> None:
+    """Retiring a period pops thousands of keys: ``MutableMapping.pop`` read each one three
+    times from RocksDB (get, then contains for the delete)."""
+    import faust
+
+    app = faust.App("t-pop", store="memory://")
+    table = app.Table("state", default=None, partitions=1, key_type=bytes, value_type=bytes)
+    backend = TableBackend(table)
+    reads: list[bytes] = []
+    read = backend.get
+
+    def counted(partition: int, key: bytes) -> bytes | None:
+        reads.append(key)
+        return read(partition, key)
+
+    backend.get = counted  # type: ignore[method-assign]
+    store = TableStore(StateSpec(kind="k", max_entries=10, max_value_bytes=64), backend, 0)
+    backend._store_put(0, b"0|k|a", b"\0" * 8 + b"one")
+    assert store.pop("a") == b"one" and len(reads) == 1
+    assert "a" not in store and store.pop("a", None) is None
+    with pytest.raises(KeyError):
+        store.pop("a")
+    store["b"] = b"two"
+    assert store.pop("b", None) == b"two" and "b" not in store
 
 
 class YieldingSink(ListSink):
