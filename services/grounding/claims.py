@@ -51,6 +51,7 @@ from services.grounding.facts import FactRegistry
 from services.grounding.lexicon import (
     ABSTENTION_CUES,
     ACKNOWLEDGEMENTS,
+    CAUTION_IDIOMS,
     CONTRA_CUES,
     DOSE_CUES,
     NONCLAIM_FRAMES,
@@ -227,7 +228,7 @@ def _skip_reason(
         if with_unit:  # no phrase any test below needs (most sentences): one search
             return None
     else:
-        if has_cue(key, cues_for(CONTRA_CUES, language)):
+        if has_cue(_without(key, _caution_keys(language)), cues_for(CONTRA_CUES, language)):
             return None
         if with_unit:
             framed = _frame(key, language, with_unit=True)
@@ -340,6 +341,17 @@ def _professional(key: str, f: NonclaimFrames) -> bool:
         return True
     heads = f.professional_heads
     return bool(heads) and any(w.endswith(heads) for w in key.split() if len(w) > 5)
+
+
+#: :data:`CAUTION_IDIOMS` as phrase keys ("don't" is written "not" there), per language.
+_CAUTION_KEYS: Final = {
+    language: tuple(phrase_key(p).strip() for p in phrases)
+    for language, phrases in CAUTION_IDIOMS.items()
+}
+
+
+def _caution_keys(language: str | None) -> tuple[str, ...]:
+    return cues_for(_CAUTION_KEYS, language)
 
 
 def _without(key: str, phrases: tuple[str, ...]) -> str:

@@ -258,6 +258,25 @@ def _question_age(text: str) -> Decimal | None:
     return _age_in(tokenize(text))
 
 
+#: Words a question's bare age can be followed by ("… 8 and …", "… 70 en …", "… 82 maar …",
+#: "tôi 45 tuổi"); before any other word, and without one of :data:`_BEFORE_AGE` before it, the
+#: number counts something: "I smoke about 8 cigarettes a day", "ik drink 3 glazen per avond".
+_AFTER_AGE: Final = frozenset(
+    {
+        *("and", "but", "or", "so", "now", "today", "this", "next", "last", "with", "yo"),
+        *("years", "year", "yrs", "yr", "y", "old"),
+        *("en", "maar", "of", "dus", "nu", "met", "jaar", "jr"),
+        *("và", "nhưng", "hoặc", "nên", "tuổi", "rồi"),
+    }
+)
+
+#: Words that link a person to the bare age right after them, whatever follows it ("my son of
+#: 6 takes …", "mijn zoon van 6 heeft …", "she is 4 tomorrow").
+_BEFORE_AGE: Final = frozenset(
+    {"is", "am", "m", "of", "aged", "turned", "turns", "was", "ben", "van", "wordt", "werd"}
+)
+
+
 def _age_in(t: Tokens) -> Decimal | None:
     words = t.words
     n = len(words)
@@ -267,6 +286,13 @@ def _age_in(t: Tokens) -> Decimal | None:
             continue
         if i + 1 < n and (words[i + 1] in UNITS or words[i + 1] in _WEIGHT_UNITS):
             continue  # "20 mg", "6 months", "18 kilo": an amount or a weight, not an age
+        if (
+            i + 1 < n
+            and words[i + 1].isalpha()
+            and words[i + 1] not in _AFTER_AGE
+            and words[i - 1] not in _BEFORE_AGE
+        ):
+            continue  # "about 8 cigarettes a day": a count of something
         if any(_is_person(w) for w in words[max(0, i - 3) : i]):
             return Decimal(word)
     return None

@@ -30,6 +30,7 @@ __all__ = [
     "ABBREVIATIONS",
     "ABSTENTION_CUES",
     "ACKNOWLEDGEMENTS",
+    "CAUTION_IDIOMS",
     "CONTRA_CUES",
     "DOSE_CUES",
     "LANGUAGES",
@@ -156,6 +157,21 @@ CONTRA_CUES: Final[dict[str, tuple[str, ...]]] = {
     ),
 }
 
+
+#: Idioms of caution whose words hold a contraindication cue but tell the reader to be careful,
+#: not to avoid a drug ("Neem geen risico: bel meteen 112", "don't take any chances"): taken out
+#: of a sentence before it is asked whether it states a contraindication.
+CAUTION_IDIOMS: Final[dict[str, tuple[str, ...]]] = {
+    "en": _phrases(
+        """don't take any chances | do not take any chances | don't take chances | don't take
+        any risks | do not take any risks | don't take risks"""
+    ),
+    "nl": _phrases(
+        """neem geen risico | neem geen risico's | neem geen enkel risico | neem het zekere voor
+        het onzekere"""
+    ),
+    "vi": _phrases("""đừng chủ quan | không nên chủ quan | không được chủ quan"""),
+}
 
 #: Openings of courtesy sentences (a greeting with at most two more content words).
 PLEASANTRY_CUES: Final[dict[str, tuple[str, ...]]] = {

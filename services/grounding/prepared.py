@@ -35,7 +35,7 @@ from services.grounding.medical.strength import (
     strength_amounts,
     volumes_restated,
 )
-from services.grounding.quantities import Amount, amounts, flatten, quantities
+from services.grounding.quantities import Amount, amounts, flatten, quantities, word_numbers
 from services.grounding.sentences import split_sentences
 from services.grounding.text import units_of
 from services.grounding.tokens import Tokens, tokenize
@@ -130,6 +130,7 @@ def prepare_passage(
             if q.has_unit:
                 keys.add(q.key)
             numbers.add(q.written)
+        numbers |= word_numbers(t, language)
         units = units_of(t, language, passage=True)
         read = read_sentence(t, 0, len(t), found, language, lexicon, carry, units)
         carry = read.carry

@@ -55,6 +55,7 @@ __all__ = [
     "parse_number",
     "parse_value",
     "quantities",
+    "word_numbers",
 ]
 
 
@@ -553,6 +554,22 @@ _IS_NUM: Final = NUM.__eq__
 def _is_number_word(word: str, language: str | None) -> bool:
     own = _WORD_LANGUAGE.get(word)
     return own is not None and language in (None, own)
+
+
+def word_numbers(tokens: Tokens, language: str | None = None) -> set[Decimal]:
+    """The numbers that number words of ``language`` (any, when unknown) in ``tokens`` name,
+    with or without a unit: a passage's "two or three divided doses" holds 2 and 3 for an
+    answer's bare "2 or 3 doses".
+
+    >>> from services.grounding.tokens import tokenize
+    >>> sorted(word_numbers(tokenize("in two or three divided doses"), "en"))
+    [Decimal('2'), Decimal('3')]
+    >>> word_numbers(tokenize("twee tabletten"), "en")
+    set()
+    """
+    subtag = (language or "").split("-")[0].lower()
+    base = subtag if subtag in _WORDS_1_TO_12 else None
+    return {Decimal(NUMBER_WORDS[w]) for w in tokens.words if _is_number_word(w, base)}
 
 
 def amounts(tokens: Tokens, language: str | None = None) -> list[Amount]:
