@@ -189,8 +189,20 @@ def _rocks_states(flow: Dataflow, settings: Settings, folder: Path) -> Any:
     from services.streaming.state import FaustStates, TableBackend
 
     class DirectBackend(TableBackend):
+        def __init__(self, table: Any) -> None:
+            super().__init__(table)
+            #: reads of the local store: [hits, misses, seconds in them] (for ``segments``)
+            self.reads: list[float] = [0, 0, 0.0]
+
         def put(self, partition: int, key: bytes, value: bytes | None) -> None:
             self._store_put(partition, key, value)
+
+        def get(self, partition: int, key: bytes) -> bytes | None:
+            start = time.perf_counter()
+            value = super().get(partition, key)
+            self.reads[0 if value is not None else 1] += 1
+            self.reads[2] += time.perf_counter() - start
+            return value
 
     backend = DirectBackend(SimpleNamespace(data=LocalRocks(settings, folder)))
     return FaustStates(backend, flow.specs), backend
@@ -211,8 +223,9 @@ async def _run(
     flow = Dataflow(settings, CollectorRegistry(), clock="wall", partitions=partitions)
     sink = LoopSink()
     states: Any = MemoryStates(flow)
+    backend: Any = None
     if store == "rocksdb":
-        states, _ = _rocks_states(flow, settings, folder)
+        states, backend = _rocks_states(flow, settings, folder)
     runner = StreamRunner(flow, states, sink, deferred=deferred)
     split = Split()
     split.install(flow, runner, sink)
@@ -274,12 +287,19 @@ async def _run(
                 await drain_internal()
             if segment and done - seg_done >= segment:
                 now = time.process_time()
-                segments.append(
-                    {
-                        "events": done,
-                        "us_per_event": round((now - seg_cpu) / (done - seg_done) * 1e6, 1),
-                    }
-                )
+                row = {
+                    "events": done,
+                    "us_per_event": round((now - seg_cpu) / (done - seg_done) * 1e6, 1),
+                }
+                if backend is not None:  # point reads of RocksDB in this segment
+                    hits, misses, spent = backend.reads
+                    row.update(
+                        reads_per_event=round((hits + misses) / (done - seg_done), 2),
+                        miss_share=round(misses / max(1, hits + misses), 3),
+                        us_per_read=round(spent / max(1, hits + misses) * 1e6, 1),
+                    )
+                    backend.reads[:] = [0, 0, 0.0]
+                segments.append(row)
                 seg_cpu, seg_done = now, done
     await drain_internal()
     cpu = time.process_time() - cpu0
