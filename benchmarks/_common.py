@@ -538,7 +538,7 @@ def example_events(n: int, *, shift_seconds: float = DAY_SECONDS) -> Iterator[di
     with passages), cycled to ``n`` events with unique event and conversation ids and timestamps
     moved ``shift_seconds`` per cycle: the generator the parity and memory tests use.
 
-    The default, a day per cycle of ~410 events, passes an ISO week every ~2,900 events, so a
+    The default, a day per cycle of 414 events, passes an ISO week every ~2,900 events, so a
     long run closes and retires many evaluation-set periods. :data:`DENSE_SHIFT` (one second per
     event of the cycle, as the RAG mix's timestamps) keeps a run within a week or two, as the
     traffic of a production chatbot does."""

@@ -290,7 +290,7 @@ def _age_in(t: Tokens) -> Decimal | None:
             i + 1 < n
             and words[i + 1].isalpha()
             and words[i + 1] not in _AFTER_AGE
-            and words[i - 1] not in _BEFORE_AGE
+            and (i == 0 or words[i - 1] not in _BEFORE_AGE)
         ):
             continue  # "about 8 cigarettes a day": a count of something
         if any(_is_person(w) for w in words[max(0, i - 3) : i]):

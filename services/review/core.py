@@ -14,6 +14,8 @@ it in turn order.
 
 from __future__ import annotations
 
+import math
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -29,7 +31,7 @@ from services.review.decoded import DecodedItems
 from services.review.evidence import make_flag, mask_turn
 from services.review.intake import intake
 from services.review.policy import ReasonIndex, TriagePolicy, band
-from services.review.queue import Tick, Transition, apply
+from services.review.queue import Tick, Transition, apply, next_due
 from services.review.settings import (
     DAY,
     DEFAULT_CACHE_BYTES,
@@ -51,6 +53,9 @@ CONTEXT_SLACK = 2
 _RINGS = 1024
 #: Decoded review items kept between flags, and the share of ``cache_bytes`` they may take.
 _ITEMS = 256
+#: Items whose next due moment :meth:`ReviewCore.tick` remembers (all partitions together;
+#: ~250 bytes each). Beyond it, a tick decodes the others as before.
+DEFAULT_DUE_ENTRIES = 50_000
 _ITEMS_SHARE = 8
 
 
@@ -126,6 +131,7 @@ class ReviewCore:
         cache_bytes: int = DEFAULT_CACHE_BYTES,
         partitions: int = 1,
         retain_originals: bool = True,
+        due_entries: int = DEFAULT_DUE_ENTRIES,
     ) -> None:
         self.policy = policy
         self.key = key
@@ -139,6 +145,10 @@ class ReviewCore:
         )
         self._items = DecodedItems(_ITEMS, max(1 << 20, cache_bytes // _ITEMS_SHARE))
         self._reasons = ReasonIndex(policy)
+        #: (store, conversation) -> (digest of the item's bytes, when a tick next changes it),
+        #: for :meth:`tick`; at most ``due_entries``, the least recently seen out.
+        self._dues: OrderedDict[tuple[int, str], tuple[int, float]] = OrderedDict()
+        self._dues_size = due_entries
 
     def flush(self) -> None:
         """Write the context rings changed since the last flush."""
@@ -147,6 +157,7 @@ class ReviewCore:
     def forget_caches(self) -> None:
         self._rings.clear()
         self._items.clear()
+        self._dues.clear()
 
     # ------------------------------------------------------------------ items
 
@@ -271,13 +282,36 @@ class ReviewCore:
     # ------------------------------------------------------------------ time
 
     def tick(self, st: ReviewState, now: datetime) -> list[Transition]:
-        """Apply the passage of time to every item in ``st``; the transitions that changed."""
+        """Apply the passage of time to every item in ``st``; the transitions that changed.
+
+        An item a tick left unchanged is remembered with a digest of its stored bytes and the
+        moment it is next due (:func:`~services.review.queue.next_due`); later ticks decode it
+        again only when it is due or its bytes changed (a flag merged, a reviewer's action
+        through the API). So a tick reads the items' bytes, not every item into a model: with
+        thousands of items waiting, decoding them all every minute grew the worker's cost per
+        event along a run (``BENCHMARKS.md`` section 8)."""
         changed = []
-        for cid in list(st.items):
+        moment = now.timestamp()
+        store = id(st.items)
+        dues = self._dues
+        for cid, raw in st.items.scan_prefix(""):
+            ident = (store, cid)
+            digest = hash(raw)
+            known = dues.get(ident)
+            if known is not None and known[0] == digest and moment < known[1]:
+                dues.move_to_end(ident)
+                continue
             t = apply(self.item(st, cid), Tick(now), self.policy.queue)
             if t.changed:
+                dues.pop(ident, None)
                 self.put_item(st, cid, t.item)
                 changed.append(t)
+            elif t.item is not None:
+                due = next_due(t.item, self.policy.queue)
+                dues[ident] = (digest, due.timestamp() if due is not None else math.inf)
+                dues.move_to_end(ident)
+                if len(dues) > self._dues_size:
+                    dues.popitem(last=False)
         return changed
 
 

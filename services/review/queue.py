@@ -63,6 +63,7 @@ __all__ = [
     "Tick",
     "Transition",
     "apply",
+    "next_due",
     "opens_round",
 ]
 
@@ -164,6 +165,22 @@ def _normalize(
     if until is not None and at >= until:
         item = _bump(item, at, assigned_to=None, assigned_by=None, assignment_expires_at=None)
     return item, lapsed, expired
+
+
+def next_due(item: ReviewItem, settings: QueueSettings = DEFAULT_SETTINGS) -> datetime | None:
+    """The first moment at which a :class:`Tick` changes ``item`` (``None``: never): its lease
+    lapses, it expires open, its assignment ends, or, finished, it is purged. Before it, a tick
+    leaves the item as it is (:func:`_normalize` and the purge in :func:`apply`)."""
+    dues = []
+    if item.status == "claimed" and item.lease_expires_at is not None:
+        dues.append(item.lease_expires_at)
+    if item.status in ACTIVE:
+        dues.append(item.expires_at)  # a lapsed lease reopens it: then it can expire
+    if item.assignment_expires_at is not None:
+        dues.append(item.assignment_expires_at)
+    if item.status in TERMINAL:
+        dues.append(item.updated_at + timedelta(hours=settings.retention_hours))
+    return min(dues) if dues else None
 
 
 def opens_round(item: ReviewItem | None, flag: ReviewFlag, at: datetime | None = None) -> bool:
