@@ -5,12 +5,22 @@ benchmark mix in batches per partition (the input keyed by conversation, as on t
 the internal channels looped back as the worker's agents would take them: the eval-set summaries
 to :meth:`StreamRunner.samples`, the sampler's decisions to :meth:`StreamRunner.decisions`
 (with ``--deferred``, claim-check requests to :meth:`StreamRunner.check`, without a judge).
-Every other emit is encoded (as the producer would) and dropped. What this leaves out is Kafka,
-Faust and RocksDB (``benchmarks/streaming.py`` measures those through the broker); what it
-measures is the dataflow's own cost in the worker's composition, repeatable and profilable::
+Every other emit is encoded (as the producer would) and dropped. What this leaves out is Kafka
+and Faust, and RocksDB unless ``--store rocksdb`` (``benchmarks/streaming.py`` measures them
+through the broker); what it measures is the dataflow's own cost in the worker's composition,
+repeatable and profilable::
 
     taskset -c 1 .venv/bin/python benchmarks/worker_inprocess.py --mix examples --events 20000
     .venv/bin/python benchmarks/worker_inprocess.py --mix rag --events 5000 --cprofile 40
+
+``--store rocksdb`` keeps the state in the worker's RocksDB partitions (its options, written
+directly, no changelog), ``--tick-every N`` fires the sampler's timer every N events (closing
+and retiring periods, as the worker's 30-second timer does), ``--segment N`` reports the CPU per
+event every N events (with RocksDB: point reads per event, the share of misses, µs per read),
+and ``--cycle-shift`` spaces the example log's cycles in time (``BENCHMARKS.md`` section 8)::
+
+    taskset -c 1 .venv/bin/python benchmarks/worker_inprocess.py --mix examples --events 200000 \
+        --store rocksdb --tick-every 10000 --segment 25000 --cycle-shift 414
 
 ``evalset_sha256`` hashes every eval-set record sent, in order: a change meant to leave the
 worker's outputs as they were must leave it as it was. Pin ``PYTHONHASHSEED`` to compare two
@@ -27,6 +37,7 @@ import io
 import json
 import pstats
 import resource
+import shutil
 import sys
 import tempfile
 import time
@@ -304,6 +315,9 @@ async def _run(
     await drain_internal()
     cpu = time.process_time() - cpu0
     wall = time.perf_counter() - wall0
+    if backend is not None:
+        backend.store.close()
+    shutil.rmtree(folder, ignore_errors=True)
     return {
         "events": len(lines),
         "cpu_s": round(cpu, 3),
