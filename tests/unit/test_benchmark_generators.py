@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections import Counter, defaultdict
+from datetime import datetime, timedelta
 from pathlib import Path
 from statistics import mean
 from typing import Any
@@ -130,6 +131,31 @@ def test_example_mix_is_the_example_log_with_unique_ids(tmp_path: Path) -> None:
     for turns in _conversations(events).values():
         roles = [ev["role"] for ev in turns]
         assert all(a != b for a, b in itertools.pairwise(roles)), roles
+
+
+def test_the_dense_example_mix_keeps_ids_and_turns_and_spans_seconds_per_event(
+    tmp_path: Path,
+) -> None:
+    """``--cycle-shift 414`` (``C.DENSE_SHIFT``): the same traffic, its cycles about a second per
+    event apart in time, so 2,000 events span hours (the day-per-cycle default spans days)."""
+    dense, daily = tmp_path / "dense.jsonl", tmp_path / "daily.jsonl"
+    n = 2000
+    C.write_example_file(dense, n, shift_seconds=C.DENSE_SHIFT)
+    C.write_example_file(daily, n)
+    events = [ev for _, ev in _read(dense)]
+    _check_traffic(events, (2.5, 8.0))
+    for turns in _conversations(events).values():
+        stamps = [datetime.fromisoformat(ev["timestamp"]) for ev in turns]
+        assert stamps == sorted(stamps)
+
+    def span(path: Path, first: int | None = None) -> timedelta:
+        stamps = [datetime.fromisoformat(ev["timestamp"]) for _, ev in _read(path)][:first]
+        return max(stamps) - min(stamps)
+
+    cycles = n // 414
+    one_cycle = span(dense, 414)  # the bundled log itself, about two and a half days
+    assert span(dense) <= one_cycle + timedelta(seconds=C.DENSE_SHIFT * cycles)
+    assert span(daily) >= timedelta(days=cycles)
 
 
 def test_unknown_mix_is_refused() -> None:
