@@ -556,6 +556,13 @@ def _is_number_word(word: str, language: str | None) -> bool:
     return own is not None and language in (None, own)
 
 
+def _words_language(language: str | None) -> str | None:
+    """The language whose number words count in a text of ``language`` ("nl-BE": Dutch);
+    ``None`` (every language's) when it has none of its own."""
+    subtag = (language or "").split("-")[0].lower()
+    return subtag if subtag in _WORDS_1_TO_12 else None
+
+
 def word_numbers(tokens: Tokens, language: str | None = None) -> set[Decimal]:
     """The numbers that number words of ``language`` (any, when unknown) in ``tokens`` name,
     with or without a unit: a passage's "two or three divided doses" holds 2 and 3 for an
@@ -567,15 +574,13 @@ def word_numbers(tokens: Tokens, language: str | None = None) -> set[Decimal]:
     >>> word_numbers(tokenize("twee tabletten"), "en")
     set()
     """
-    subtag = (language or "").split("-")[0].lower()
-    base = subtag if subtag in _WORDS_1_TO_12 else None
+    base = _words_language(language)
     return {Decimal(NUMBER_WORDS[w]) for w in tokens.words if _is_number_word(w, base)}
 
 
 def amounts(tokens: Tokens, language: str | None = None) -> list[Amount]:
     """Every amount in ``tokens``, in order (see the module docstring)."""
-    subtag = (language or "").split("-")[0].lower()
-    base = subtag if subtag in _WORDS_1_TO_12 else None
+    base = _words_language(language)
     words, kinds, starts, ends = tokens.words, tokens.kinds, tokens.starts, tokens.ends
     n = len(words)
     found: list[Amount] = []
