@@ -191,6 +191,19 @@ class LocalRocks:
         for db in self._dbs.values():
             db.close()
 
+    def memory_mib(self) -> dict[str, float]:
+        """What RocksDB holds in memory over every partition, MiB: the one block cache they
+        share (index and filter blocks, and the memtables charged to it) and the memtables."""
+        cache = self.options.shared()[0].get_usage()
+        tables = sum(
+            db.property_int_value("rocksdb.cur-size-all-mem-tables") or 0
+            for db in self._dbs.values()
+        )
+        return {
+            "rocksdb_cache_mib": round(cache / 2**20, 1),
+            "rocksdb_memtables_mib": round(tables / 2**20, 1),
+        }
+
 
 def _rocks_states(flow: Dataflow, settings: Settings, folder: Path) -> Any:
     """:class:`FaustStates` over local RocksDB partitions, each write straight into its store
@@ -217,6 +230,13 @@ def _rocks_states(flow: Dataflow, settings: Settings, folder: Path) -> Any:
 
     backend = DirectBackend(SimpleNamespace(data=LocalRocks(settings, folder)))
     return FaustStates(backend, flow.specs), backend
+
+
+def _rss_mib() -> float:
+    """The process's resident memory now (``/proc/self/statm``), MiB."""
+    with open("/proc/self/statm") as f:
+        pages = int(f.read().split()[1])
+    return round(pages * resource.getpagesize() / 2**20, 1)
 
 
 async def _run(
@@ -301,6 +321,7 @@ async def _run(
                 row = {
                     "events": done,
                     "us_per_event": round((now - seg_cpu) / (done - seg_done) * 1e6, 1),
+                    "rss_mib": _rss_mib(),
                 }
                 if backend is not None:  # point reads of RocksDB in this segment
                     hits, misses, spent = backend.reads
@@ -310,6 +331,7 @@ async def _run(
                         us_per_read=round(spent / max(1, hits + misses) * 1e6, 1),
                     )
                     backend.reads[:] = [0, 0, 0.0]
+                    row.update(backend.store.memory_mib())
                 segments.append(row)
                 seg_cpu, seg_done = now, done
     await drain_internal()

@@ -87,11 +87,12 @@ class Settings(BaseSettings):
     #: backoff up to ``broker_retry_max_seconds`` apart) before it gives up; ``None``: forever.
     broker_wait_seconds: float | None = Field(default=None, ge=0)
     broker_retry_max_seconds: float = Field(default=30.0, gt=0)
-    #: RocksDB per table partition: memtable size (two of them) and block cache (which holds
-    #: the index and filter blocks too), so a worker holding P partitions keeps up to
-    #: P × (2 × write buffer + cache) there (64 MiB at 4).
+    #: RocksDB's memory in one worker, whatever the number of table partitions it holds: one
+    #: block cache shared by all of them (index and filter blocks in it), with every
+    #: partition's memtables charged to it; a memtable is flushed when all of them together
+    #: take half of it. ``rocksdb_write_buffer_bytes`` is one memtable's size (two a partition).
     rocksdb_write_buffer_bytes: int = Field(default=4 * 1024 * 1024, ge=1024 * 1024)
-    rocksdb_block_cache_bytes: int = Field(default=8 * 1024 * 1024, ge=1024 * 1024)
+    rocksdb_block_cache_bytes: int = Field(default=32 * 1024 * 1024, ge=1024 * 1024)
 
     # Rules and screening
     rules_dir: Path = REPO_ROOT / "rules" / "packs"

@@ -289,7 +289,6 @@ def _table_options(settings: Settings) -> dict[str, Any] | None:
         "write_buffer_size": settings.rocksdb_write_buffer_bytes,
         "max_write_buffer_number": 2,
         "block_cache_size": settings.rocksdb_block_cache_bytes,
-        "block_cache_compressed_size": settings.rocksdb_block_cache_bytes // 4,
     }
 
 
@@ -300,14 +299,38 @@ def _table_options(settings: Settings) -> dict[str, Any] | None:
 #: in. Faust's default, 3 bits in the legacy per-block format, let those reads grow from ~14 to
 #: ~80 µs as the table grew over 200,000 events.
 BLOOM_BITS_PER_KEY: Final = 10
+#: Share of the block cache the memtables of all partitions may take before RocksDB flushes
+#: one (their memory is charged to the cache, so the two share one budget).
+MEMTABLE_SHARE: Final = 0.5
 
 
 class BoundedRocksDBOptions(RocksDBOptions):
-    """Faust's RocksDB options (rocksdict driver) with each partition's index and filter blocks
-    kept in its block cache, so a partition's memory is bounded by its two memtables and its
-    cache, and with whole-file Bloom filters of :data:`BLOOM_BITS_PER_KEY`. Faust's own options
-    keep index and filters beside the cache, for every table file, and that part grows with the
-    state on disk (pinned for level 0, which every read consults)."""
+    """Faust's RocksDB options (rocksdict driver) with one memory budget for every partition the
+    worker opens: one block cache of ``block_cache_size`` shared by all of them, holding the
+    table files' index and filter blocks too, and the memtables charged to that cache by one
+    write-buffer manager, which flushes a memtable when all of them together pass
+    :data:`MEMTABLE_SHARE` of it. So RocksDB's memory in a worker stays near the cache's size
+    whatever the number of partitions it is assigned, and a long run fills that budget early
+    instead of adding a cache per partition as its data grows. Faust's own options give every
+    partition its own cache and keep index and filters beside it, where they grow with the state
+    on disk (pinned for level 0, which every read consults). Table files carry whole-file Bloom
+    filters of :data:`BLOOM_BITS_PER_KEY`."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._shared: tuple[Any, Any] | None = None
+
+    def shared(self) -> tuple[Any, Any]:
+        """The block cache and the write-buffer manager every partition's options get."""
+        if self._shared is None:
+            import rocksdict
+
+            cache = rocksdict.Cache(self.block_cache_size)
+            buffers = rocksdict.WriteBufferManager.new_write_buffer_manager_with_cache(
+                int(self.block_cache_size * MEMTABLE_SHARE), False, cache
+            )
+            self._shared = (cache, buffers)
+        return self._shared
 
     def as_options(self) -> Any:
         options = super().as_options()
@@ -315,14 +338,16 @@ class BoundedRocksDBOptions(RocksDBOptions):
             return options
         import rocksdict
 
+        cache, buffers = self.shared()
         table = rocksdict.BlockBasedOptions()
         table.set_bloom_filter(BLOOM_BITS_PER_KEY, block_based=False)
         table.set_format_version(5)
-        table.set_block_cache(rocksdict.Cache(self.block_cache_size))
+        table.set_block_cache(cache)
         table.set_index_type(rocksdict.BlockBasedIndexType.binary_search())
         table.set_cache_index_and_filter_blocks(True)
         table.set_pin_l0_filter_and_index_blocks_in_cache(True)
         options.set_block_based_table_factory(table)
+        options.set_write_buffer_manager(buffers)
         return options
 
 

@@ -189,9 +189,7 @@ def test_the_rocksdb_table_keeps_index_and_filter_blocks_in_its_block_cache(
     def readers_and_cache(opts: RocksDBOptions, path: Path) -> tuple[int, int]:
         db = opts.open(path)
         try:
-            for i in range(20_000):
-                db[b"%d|memory|conversation-%08d" % (i % 4, i)] = b"x" * 64
-            db.flush()
+            _fill(db, 20_000)
             assert db[b"1|memory|conversation-00000001"] == b"x" * 64
             readers = int(db.property_value("rocksdb.estimate-table-readers-mem") or 0)
             cached = int(db.property_value("rocksdb.block-cache-usage") or 0)
@@ -204,6 +202,52 @@ def test_the_rocksdb_table_keeps_index_and_filter_blocks_in_its_block_cache(
     assert faust_readers > 0  # Faust's options: index and filter beside the cache
     assert ours_readers < faust_readers
     assert ours_cached > 0  # ours: in the cache
+
+
+def _fill(db: Any, n: int, offset: int = 0) -> None:
+    for i in range(offset, offset + n):
+        db[b"%d|memory|conversation-%08d" % (i % 4, i)] = b"x" * 64
+    db.flush()
+
+
+def test_every_partition_of_a_worker_shares_one_rocksdb_memory_budget(tmp_path: Path) -> None:
+    """However many partitions a worker holds, RocksDB's memory is one budget: every partition
+    reads through the same block cache, and their memtables are charged to it. A second
+    partition opened beside a first sees the cache the first filled; Faust's own options give
+    each partition a cache of its own."""
+    from faust.stores.rocksdb import RocksDBOptions
+
+    from services.streaming.app import BoundedRocksDBOptions
+
+    budget = 4 * 1024 * 1024
+    ours = BoundedRocksDBOptions(block_cache_size=budget, use_rocksdict=True)
+    theirs = RocksDBOptions(block_cache_size=budget, use_rocksdict=True)
+    for name, opts, shared in (("ours", ours, True), ("faust", theirs, False)):
+        first = opts.open(tmp_path / f"{name}-0")
+        second = opts.open(tmp_path / f"{name}-1")
+        try:
+            _fill(first, 20_000)
+            assert first[b"1|memory|conversation-00000001"] == b"x" * 64
+            used = int(first.property_value("rocksdb.block-cache-usage") or 0)
+            beside = int(second.property_value("rocksdb.block-cache-usage") or 0)
+            assert used > 0
+            assert (beside == used) is shared, name
+            capacity = int(second.property_value("rocksdb.block-cache-capacity") or 0)
+            assert capacity == budget
+        finally:
+            first.close()
+            second.close()
+    # the memtables count against the cache: writing without a flush raises the cache's usage
+    cache = ours.shared()[0]
+    db = ours.open(tmp_path / "ours-2")
+    try:
+        before = cache.get_usage()
+        for i in range(5_000):
+            db[b"0|memory|unflushed-%08d" % i] = b"y" * 200
+        assert cache.get_usage() > before
+        assert cache.get_usage() <= budget * 1.25
+    finally:
+        db.close()
 
 
 async def _sampled(tmp_path: Path, poison_at: int | None) -> tuple[int, list[bytes], StreamRunner]:
