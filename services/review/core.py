@@ -164,6 +164,10 @@ class ReviewCore:
     def item(self, st: ReviewState, conversation_id: str) -> ReviewItem | None:
         return self._items.get(st.items, conversation_id)
 
+    def item_of(self, st: ReviewState, conversation_id: str, raw: bytes) -> ReviewItem:
+        """The item ``st`` holds as ``raw`` (bytes a scan read already: no second read)."""
+        return self._items.of(st.items, conversation_id, raw)
+
     def put_item(self, st: ReviewState, conversation_id: str, item: ReviewItem | None) -> None:
         if item is None:
             self._items.delete(st.items, conversation_id)
@@ -301,7 +305,7 @@ class ReviewCore:
             if known is not None and known[0] == digest and moment < known[1]:
                 dues.move_to_end(ident)
                 continue
-            t = apply(self.item(st, cid), Tick(now), self.policy.queue)
+            t = apply(self.item_of(st, cid, raw), Tick(now), self.policy.queue)
             if t.changed:
                 dues.pop(ident, None)
                 self.put_item(st, cid, t.item)

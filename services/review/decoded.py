@@ -39,6 +39,11 @@ class DecodedItems:
         raw = store.get(key)
         if raw is None:
             return None
+        return self.of(store, key, raw)
+
+    def of(self, store: Store, key: str, raw: bytes) -> ReviewItem:
+        """The item ``store`` holds at ``key`` as ``raw``, bytes read already (by a scan): no
+        second read of the store."""
         ident = (id(store), key)
         hit = self._entries.get(ident)
         if hit is not None and hit[0] is store and (hit[1] is raw or hit[1] == raw):

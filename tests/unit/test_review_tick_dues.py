@@ -81,6 +81,10 @@ class Counting(ReviewCore):
         self.decoded.append(conversation_id)
         return super().item(st, conversation_id)
 
+    def item_of(self, st: ReviewState, conversation_id: str, raw: bytes) -> ReviewItem:
+        self.decoded.append(conversation_id)
+        return super().item_of(st, conversation_id, raw)
+
 
 def test_a_tick_decodes_only_what_is_due_or_was_rewritten() -> None:
     core, st = Counting(), _state()
