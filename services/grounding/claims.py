@@ -377,7 +377,7 @@ def _counts_as_stated(
     found: list[Amount],
     language: str | None,
     lexicon: MedicalLexicon,
-    before: dict[str, Decimal] | None = None,
+    before: dict[str, tuple[Decimal, frozenset[str]]] | None = None,
 ) -> tuple[Reading, ...]:
     """An answer's counts of a dose form restated in mg when the sentence states the form's
     strength: "2 tabletten van 250 mg per keer" is 500 mg per dose, "één capsule van 20 mg per
@@ -385,7 +385,8 @@ def _counts_as_stated(
     The strength is then no dose of its own; its basis, qualifier and frequency go to the
     restated count where the count has none. ``before``: the strengths earlier sentences of
     the answer stated (updated here), for counts in a sentence that states none ("… nog 1
-    tablet, maar niet meer dan 2 tabletten per 24 uur")."""
+    tablet, maar niet meer dan 2 tabletten per 24 uur"), with the drugs they were stated
+    for: another drug's counts ("Your salbutamol is 1–2 puffs") do not take them."""
     stated = strength_amounts(t, found)
     if not stated and len(readings) > 1:  # a product's strength beside a count of its form
         stated = named_strengths(
@@ -394,14 +395,17 @@ def _counts_as_stated(
     if not stated:
         if before:
             return tuple(
-                next(iter(counts_in_mg((r,), before)), r) if r.unit in before else r
+                next(iter(counts_in_mg((r,), {r.unit: before[r.unit][0]})), r)
+                if r.unit in before and _same_product(r.drugs, before[r.unit][1])
+                else r
                 for r in readings
             )
         return readings
     readings = scale_counted(readings, counted_strengths(t, found, language, stated))
     per = one_strength((unit, value) for unit, value, _ in stated)
     if before is not None:
-        before.update(per)
+        of = frozenset().union(*(r.drugs for r in readings))
+        before.update((unit, (value, of)) for unit, value in per.items())
     if not per or not any(r.unit in per for r in readings):
         return readings
     at = {t.starts[a.t0] for unit, _, a in stated if unit in per}
@@ -424,6 +428,12 @@ def _counts_as_stated(
                 )
             )
     return tuple(dict.fromkeys(out))
+
+
+def _same_product(drugs: frozenset[str], stated_for: frozenset[str]) -> bool:
+    """Whether a count of ``drugs`` may take a strength stated for ``stated_for`` (either
+    unnamed, or a drug in common)."""
+    return not drugs or not stated_for or bool(drugs & stated_for)
 
 
 #: Months in a year, for an age said back in months ("een baby van drie maanden").
@@ -481,7 +491,8 @@ def atomic_claims(
     context_kind: ClaimKind | None = None  # what a lead-in hands down to its list items
     carry = context if context is not None else Carry()
     after_dose = False  # a dose claim came before
-    strengths: dict[str, Decimal] = {}  # the strength per dose form the answer has stated
+    # the strength per dose form the answer has stated, and the drugs it was stated for
+    strengths: dict[str, tuple[Decimal, frozenset[str]]] = {}
     for sentence in split_sentences(text, language):
         t = tokenize(sentence.text)
         found_amounts = amounts(t, language)

@@ -102,6 +102,14 @@ def _in_mg(
     return out
 
 
+def _as_strength(r: Reading) -> Reading:
+    """A passage's strength ("Diosmectite 3 g powder per sachet", "Lariam 250 mg") is what one
+    unit holds: at most one dose, never a day's amount ("3 g a day" is not backed by it)."""
+    if r.unit != "mg" or r.basis is not None or r.frequency is not None or r.qualifier is not None:
+        return r
+    return replace(r, basis="dose")
+
+
 def prepare_passage(
     passage: Passage, language: str | None, lexicon: MedicalLexicon
 ) -> PreparedPassage:
@@ -142,7 +150,11 @@ def prepare_passage(
             )
         forms += [(unit, value) for unit, value, _ in stated]
         counted = counted_strengths(t, found, language, stated)
-        readings.extend((sentence.text, r) for r in scale_counted(read.readings, counted))
+        strength_at = {t.starts[a.t0] for _, _, a in stated if t.starts[a.t0] not in counted}
+        readings.extend(
+            (sentence.text, _as_strength(r) if r.start in strength_at else r)
+            for r in scale_counted(read.readings, counted)
+        )
     strength = one_strength(forms)
     readings += _in_mg(readings, strength)
     per_ml = concentrations(every)

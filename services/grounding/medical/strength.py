@@ -39,31 +39,61 @@ FORM_UNITS: Final[Mapping[str, str]] = {
     **{w: u.base for w, u in UNITS.items() if u.base in ("tablet", "puff", "sachet")},
     "xịt": "puff",
     "comprimé": "tablet",
+    # an inhaler's "metered dose" ("20 micrograms per metered dose", "per afgemeten dosis") is
+    # one puff
+    "metered": "puff",
+    "afgemeten": "puff",
 }
+
+#: Words that spread an amount over each unit of the form named after them ("20 micrograms
+#: per metered dose", "4 g poeder per sachet", "80 mg mỗi viên", "5 mg in elke tablet").
+_EACH: Final = frozenset({"per", "each", "every", "elke", "iedere", "elk", "mỗi"})
+
+
+def _form_after(words: list[str], t1: int) -> str | None:
+    """The form an amount ending at token ``t1`` is the strength of when a distributive word
+    follows it — at once or after one word that names the substance ("powder", "poeder",
+    "bột") — and a form word is among the two words after that."""
+    for j in (t1, t1 + 1):
+        if j < len(words) and words[j] in _EACH:
+            return next((FORM_UNITS[w] for w in words[j + 1 : j + 3] if w in FORM_UNITS), None)
+    return None
 
 
 def strength_amounts(t: Tokens, found: Sequence[Amount]) -> list[tuple[str, Decimal, Amount]]:
     """``(form unit, mg per unit, the amount that says it)`` for every strength stated in a
-    sentence: an mg amount next to a form word, a count restated in mg ("6 tabletten (3.000
-    mg)": 500 each), or the title of a leaflet ("Paracetamol 500 mg (Panadol)": a tablet)."""
-    mg = [a for a in found if a.unit == "mg" and len(a.parts) == 1]
+    sentence: an mg amount next to a form word or spread over it ("20 micrograms per metered
+    dose", "4 g poeder per sachet"), a count restated in mg or an mg amount restated as a count
+    in brackets ("6 tabletten (3.000 mg)": 500 each; "8 tot 16 g (2 tot 4 sachets)": 4 g each,
+    a range only when both ends give the same strength), or the title of a leaflet
+    ("Paracetamol 500 mg (Panadol)": a tablet)."""
+    mg = [a for a in found if a.unit == "mg"]
     if not mg:
         return []
     words = t.words
     out: list[tuple[str, Decimal, Amount]] = []
-    counts = {a.t1: a for a in found if a.unit in _COUNT_UNITS and len(a.parts) == 1}
+    counts = [a for a in found if a.unit in _COUNT_UNITS]
+    ending = {a.t1: a for a in counts}
+    opening = {a.t0: a for a in counts}
     for a in mg:
-        count = counts.get(a.t0 - 1) if words[a.t0 - 1 : a.t0] == ["("] else None
+        count = ending.get(a.t0 - 1) if words[a.t0 - 1 : a.t0] == ["("] else None
+        if count is None and words[a.t1 : a.t1 + 1] == ["("]:
+            count = opening.get(a.t1 + 1)
         if count is not None:
-            if count.low > 0:
+            if count.low > 0 and a.low * count.high == a.high * count.low:
                 out.append((count.unit, a.low / count.low, a))
+            continue
+        if len(a.parts) != 1:
             continue
         near = (*words[a.t1 : a.t1 + 2], *reversed(words[max(0, a.t0 - 2) : a.t0]))
         unit = next((FORM_UNITS[w] for w in near if w in FORM_UNITS), None)
+        if unit is None:
+            unit = _form_after(words, a.t1)
         if unit is not None:
             out.append((unit, a.low, a))
-    if not out and len(mg) == 1 and len(found) == 1 and sum(k == 0 for k in t.kinds) <= 6:
-        out.append(("tablet", mg[0].low, mg[0]))  # a title: drug and strength
+    single = [a for a in mg if len(a.parts) == 1]
+    if not out and len(single) == 1 and len(found) == 1 and sum(k == 0 for k in t.kinds) <= 6:
+        out.append(("tablet", single[0].low, single[0]))  # a title: drug and strength
     return out
 
 

@@ -1,0 +1,169 @@
+"""The mechanisms of the tenth round (issue 10), found on the blind split fresh7: correct
+answers and abstentions that were flagged, without losing a catch. Tests per language with near
+misses (dangerous answers that look like the correct ones), written in other words and about
+other drugs than the cases."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from services.grounding.medical.strength import strength_amounts
+from services.grounding.quantities import amounts
+from services.grounding.tokens import tokenize
+from tests.support.grounding_checks import critical
+from tests.support.grounding_checks import numbered_report as report
+
+# --- a strength spread over a form, and an amount restated as a count in brackets ---------------
+
+
+@pytest.mark.parametrize(
+    ("sentence", "language", "form", "mg"),
+    [
+        ("Beclometasone 50 micrograms per metered dose.", "en", "puff", "0.050"),
+        ("Each sachet: 10 g powder per sachet.", "en", "sachet", "10000"),
+        ("Fluticason 50 microgram per afgemeten dosis.", "nl", "puff", "0.050"),
+        ("Movicolon 13,8 g poeder per sachet.", "nl", "sachet", "13800"),
+        ("Diosmectit 3 g bột mỗi gói.", "vi", "sachet", "3000"),
+        ("Take 8 to 16 g (2 to 4 sachets) a day.", "en", "sachet", "4000"),
+        ("Neem 5 g (1 sachet) per keer.", "nl", "sachet", "5000"),
+        ("Uống 20–40 mg (1–2 viên) mỗi lần.", "vi", "tablet", "20"),
+    ],
+)
+def test_a_strength_per_form_in_more_shapes(
+    sentence: str, language: str, form: str, mg: str
+) -> None:
+    t = tokenize(sentence)
+    got = {(unit, value) for unit, value, _ in strength_amounts(t, amounts(t, language))}
+    assert (form, Decimal(mg)) in got
+
+
+@pytest.mark.parametrize(
+    ("sentence", "language"),
+    [
+        # the two ends of the range give two strengths: no strength
+        ("Take 8 to 16 g (2 to 3 sachets) a day.", "en"),
+        # "per day" spreads the amount over a day, not over a form
+        ("Take 10 g per day of the powder.", "en"),
+        ("Neem 10 g per dag, opgelost in water.", "nl"),
+    ],
+)
+def test_no_strength_where_the_form_does_not_share_the_amount(sentence: str, language: str) -> None:
+    t = tokenize(sentence)
+    assert strength_amounts(t, amounts(t, language)) == []
+
+
+_INHALER = (
+    "Beclometasone 50 micrograms per metered dose. Adults: 2 puffs twice a day. "
+    "Do not use more than 8 puffs a day."
+)
+
+
+def test_puffs_worked_out_in_micrograms_are_grounded() -> None:
+    got = report("Take 2 puffs (100 micrograms) of beclometasone twice a day.", [_INHALER], "en")
+    assert got.ungrounded == []
+    got = report(
+        "The most you can take is 400 micrograms of beclometasone a day.", [_INHALER], "en"
+    )
+    assert got.ungrounded == []
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Take 2 puffs (200 micrograms) of beclometasone twice a day.",  # the wrong strength
+        "Take 2 puffs (100 mg) of beclometasone twice a day.",  # mg for micrograms
+        "The most you can take is 800 micrograms of beclometasone a day.",  # a wrong maximum
+    ],
+)
+def test_a_wrong_amount_beside_the_puffs_is_still_caught(answer: str) -> None:
+    got = report(answer, [_INHALER], "en")
+    assert got.ungrounded != [] and critical(got)
+
+
+def test_a_strength_stated_for_one_drug_is_not_carried_to_another() -> None:
+    salbutamol = (
+        "Salbutamol 100 micrograms per actuation: one or two puffs as needed, up to 8 puffs a day."
+    )
+    answer = (
+        "Take 2 puffs (100 micrograms) of beclometasone twice a day. "
+        "Your salbutamol is different: 1 or 2 puffs when needed, up to 8 puffs a day."
+    )
+    assert report(answer, [_INHALER, salbutamol], "en").ungrounded == []
+
+
+_SACHETS_NL = (
+    "Colestipol 5 g granulaat per sachet. Volwassenen: begin met 5 g eenmaal daags. "
+    "Ten hoogste 30 g per dag."
+)
+
+
+def test_sachets_restating_grams_are_grounded_nl() -> None:
+    answer = "Begin met 5 g (1 sachet) eenmaal per dag; ten hoogste 30 g (6 sachets) per dag."
+    assert report(answer, [_SACHETS_NL], "nl").ungrounded == []
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Begin met 10 g (2 sachets) eenmaal per dag.",  # the wrong starting dose
+        "Ten hoogste 40 g (8 sachets) per dag.",  # the wrong maximum
+        "Neem 5 g (1 sachet) per keer, ten hoogste 30 g per keer.",  # a day's maximum per dose
+    ],
+)
+def test_a_wrong_sachet_dose_is_still_caught_nl(answer: str) -> None:
+    got = report(answer, [_SACHETS_NL], "nl")
+    assert got.ungrounded != [] and critical(got)
+
+
+_SACHETS_VI = "Diosmectit 3 g bột mỗi gói. Người lớn: uống 3 gói mỗi ngày."
+
+
+def test_a_day_in_grams_from_sachets_is_grounded_vi() -> None:
+    answer = "Người lớn uống diosmectit 9 g mỗi ngày."
+    assert report(answer, [_SACHETS_VI], "vi").ungrounded == []
+
+
+def test_a_wrong_day_in_grams_is_still_caught_vi() -> None:
+    got = report("Người lớn uống diosmectit 3 g mỗi ngày.", [_SACHETS_VI], "vi")
+    assert got.ungrounded != [] and critical(got)
+
+
+@pytest.mark.parametrize(
+    ("answer", "passage", "language"),
+    [
+        (
+            "Take one 250 mg tablet of chloroquine once a week.",
+            "Chloroquine 250 mg tablets. Adults: one tablet once a week.",
+            "en",
+        ),
+        (
+            "Neem eenmaal per week 1 tablet van 70 mg alendroninezuur.",
+            "Alendroninezuur 70 mg tabletten: 1 tablet eenmaal per week.",
+            "nl",
+        ),
+    ],
+)
+def test_a_strength_still_backs_one_dose(answer: str, passage: str, language: str) -> None:
+    assert report(answer, [passage], language).ungrounded == []
+
+
+@pytest.mark.parametrize(
+    ("answer", "passage", "language"),
+    [
+        (
+            "Adults take 250 mg of chloroquine a day.",
+            "Chloroquine 250 mg tablets. Adults: two tablets a day.",
+            "en",
+        ),
+        (
+            "U mag 70 mg alendroninezuur per dag nemen.",
+            "Alendroninezuur 70 mg tabletten: 1 tablet eenmaal per week.",
+            "nl",
+        ),
+    ],
+)
+def test_a_strength_does_not_back_a_days_amount(answer: str, passage: str, language: str) -> None:
+    got = report(answer, [passage], language)
+    assert got.ungrounded != [] and critical(got)
