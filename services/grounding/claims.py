@@ -247,7 +247,20 @@ def _skip_reason(
     words = set(key.split())
     if not found and ((words and words <= ACKNOWLEDGEMENTS) or not units()):
         return "no_content"
+    if not found and words & ACKNOWLEDGEMENTS and words <= _elliptic_words(language):
+        return "no_content"  # "Not in your case.", "Nee, dat hoeft niet.": a yes or a no
     return None
+
+
+@lru_cache(maxsize=8)
+def _elliptic_words(language: str | None) -> frozenset[str]:
+    """The words an elliptic reply is made of: answer words (``ACKNOWLEDGEMENTS``) and the
+    language's ``ellipsis`` words (``nonclaims.yaml``). Such a reply says yes or no to the
+    question and nothing a passage could back; the sentences after it carry the claim."""
+    frames = (
+        [NONCLAIM_FRAMES[language]] if language in NONCLAIM_FRAMES else NONCLAIM_FRAMES.values()
+    )
+    return ACKNOWLEDGEMENTS | {w for f in frames for p in f.ellipsis for w in p.split()}
 
 
 def _frame(key: str, language: str | None, *, with_unit: bool) -> SkipReason | None:
@@ -282,6 +295,8 @@ def _frame(key: str, language: str | None, *, with_unit: bool) -> SkipReason | N
             return "referral"  # "don't change the dose on your own": ask the prescriber
         if not with_unit and has_cue(key, f.for_you) and has_cue(key, f.offers):
             return "pleasantry"  # "then I'll work it out for you"
+        if not with_unit and opening_cue(key, f.requests) is not None:
+            return "question"  # "Tell me more about the rash.": a question back
     return None
 
 
@@ -299,6 +314,7 @@ def _frame_gate(f: NonclaimFrames) -> tuple[str, ...]:
         *f.restatements,
         *f.alone,
         *f.for_you,
+        *f.requests,
     )
 
 

@@ -9,8 +9,9 @@ from decimal import Decimal
 
 import pytest
 
+from services.grounding.claims import skip_reason
 from services.grounding.medical.strength import strength_amounts
-from services.grounding.quantities import amounts
+from services.grounding.quantities import amounts, quantities
 from services.grounding.tokens import tokenize
 from tests.support.grounding_checks import critical
 from tests.support.grounding_checks import numbered_report as report
@@ -165,5 +166,99 @@ def test_a_strength_still_backs_one_dose(answer: str, passage: str, language: st
     ],
 )
 def test_a_strength_does_not_back_a_days_amount(answer: str, passage: str, language: str) -> None:
+    got = report(answer, [passage], language)
+    assert got.ungrounded != [] and critical(got)
+
+
+# --- a request to tell more is a question back; an elliptic reply is a yes or a no --------------
+
+
+def _reason(sentence: str, language: str) -> str | None:
+    return skip_reason(sentence, language, quantities(sentence, language))
+
+
+@pytest.mark.parametrize(
+    ("sentence", "language"),
+    [
+        ("Tell me a bit more about when the cough started.", "en"),
+        ("Please let us know which inhaler you use now.", "en"),
+        ("Vertel eens wat meer over de uitslag.", "nl"),
+        ("Laat u mij weten welke andere middelen u gebruikt.", "nl"),
+        ("Bạn cho tôi biết thêm bé đang dùng thuốc gì nhé.", "vi"),
+        ("Hãy cho mình biết bé nặng bao nhiêu ký nhé.", "vi"),
+    ],
+)
+def test_a_request_to_tell_more_is_no_claim(sentence: str, language: str) -> None:
+    assert _reason(sentence, language) == "question"
+
+
+@pytest.mark.parametrize(
+    ("sentence", "language"),
+    [
+        # a request that carries a dose or a contraindication is a claim
+        ("Tell me if you take more than 3 g a day.", "en"),
+        ("Vertel het als u zwanger bent, want dan mag u het niet gebruiken.", "nl"),
+        # the documents telling something is a claim about the documents
+        ("The leaflet tells me that loratadine is safe while breastfeeding.", "en"),
+        ("Tài liệu cho tôi biết thuốc này dùng được cho trẻ em.", "vi"),
+    ],
+)
+def test_a_request_with_content_is_still_a_claim(sentence: str, language: str) -> None:
+    assert _reason(sentence, language) is None
+
+
+@pytest.mark.parametrize(
+    ("sentence", "language"),
+    [
+        ("No, that isn't needed.", "en"),
+        ("Unfortunately not in your case.", "en"),
+        ("Nee, dat is niet nodig.", "nl"),
+        ("Helaas niet in uw geval.", "nl"),
+        ("Không, không cần đâu ạ.", "vi"),
+        ("Rất tiếc là không.", "vi"),
+    ],
+)
+def test_an_elliptic_reply_is_no_claim(sentence: str, language: str) -> None:
+    assert _reason(sentence, language) == "no_content"
+
+
+@pytest.mark.parametrize(
+    ("sentence", "language"),
+    [
+        ("No, not with warfarin.", "en"),
+        ("Not while breastfeeding.", "en"),
+        ("Nee, niet bij nierfalen.", "nl"),
+        ("Nee, niet meer dan 2 per dag.", "nl"),
+        ("Không, trẻ dưới 2 tuổi thì không.", "vi"),
+        ("Không cần giảm liều.", "vi"),
+    ],
+)
+def test_a_short_reply_with_content_is_still_a_claim(sentence: str, language: str) -> None:
+    assert _reason(sentence, language) is None
+
+
+@pytest.mark.parametrize(
+    ("answer", "passage", "language"),
+    [
+        (
+            "No, that isn't needed. You can keep taking lisinopril during pregnancy.",
+            "Lisinopril is contraindicated in the second and third trimester of pregnancy.",
+            "en",
+        ),
+        (
+            "Nee, dat hoeft niet. U mag gewoon 3 maal daags 1 g metformine nemen.",
+            "Metformine: ten hoogste 1 g tweemaal daags.",
+            "nl",
+        ),
+        (
+            "Không cần đâu. Bạn cứ dùng methotrexat 7,5 mg mỗi ngày.",
+            "Methotrexat 7,5 mg mỗi tuần một lần.",
+            "vi",
+        ),
+    ],
+)
+def test_the_claim_after_an_elliptic_reply_is_still_caught(
+    answer: str, passage: str, language: str
+) -> None:
     got = report(answer, [passage], language)
     assert got.ungrounded != [] and critical(got)
