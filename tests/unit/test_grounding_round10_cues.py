@@ -262,3 +262,65 @@ def test_the_claim_after_an_elliptic_reply_is_still_caught(
 ) -> None:
     got = report(answer, [passage], language)
     assert got.ungrounded != [] and critical(got)
+
+
+# --- a course in months; receiving a drug is using it --------------------------------------------
+
+_NAILS = {
+    "en": "Terbinafine 250 mg once daily for fungal nail infection: treatment lasts 3 months.",
+    "nl": "Terbinafine 250 mg eenmaal daags bij kalknagels: de behandeling duurt 3 maanden.",
+    "vi": "Terbinafin 250 mg ngày 1 lần trị nấm móng: điều trị trong 3 tháng.",
+}
+
+
+@pytest.mark.parametrize(
+    ("answer", "language"),
+    [
+        ("Take terbinafine for 3 months.", "en"),
+        ("Gebruik terbinafine gedurende drie maanden.", "nl"),
+        ("Dùng terbinafin trong 3 tháng.", "vi"),
+    ],
+)
+def test_a_course_in_months_is_grounded(answer: str, language: str) -> None:
+    assert report(answer, [_NAILS[language]], language).ungrounded == []
+
+
+@pytest.mark.parametrize(
+    ("answer", "language"),
+    [
+        ("Take terbinafine for 6 months.", "en"),
+        ("Take terbinafine for 4 weeks.", "en"),
+        ("Gebruik terbinafine gedurende een maand.", "nl"),
+        ("Dùng terbinafin trong 6 tháng.", "vi"),
+    ],
+)
+def test_a_wrong_course_in_months_is_caught(answer: str, language: str) -> None:
+    got = report(answer, [_NAILS[language]], language)
+    assert got.ungrounded != [] and critical(got)
+
+
+def test_a_course_shorter_than_a_minimum_in_months_is_caught() -> None:
+    passage = (
+        "Bij het starten van allopurinol wordt gedurende ten minste 6 maanden colchicine gegeven."
+    )
+    assert (
+        report("U krijgt er de eerste 6 maanden colchicine bij.", [passage], "nl").ungrounded == []
+    )
+    got = report("U krijgt er de eerste 2 maanden colchicine bij.", [passage], "nl")
+    assert got.ungrounded != [] and critical(got)
+    english = "When allopurinol is started, colchicine is given for 6 months."
+    got = report("Patients receive colchicine for the first 2 months.", [english], "en")
+    assert got.ungrounded != [] and critical(got)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "language"),
+    [
+        ("You get a headache for 2 months.", "en"),  # no drug: no course claim
+        ("U krijgt geen last meer na 2 maanden.", "nl"),
+    ],
+)
+def test_a_time_in_months_without_a_drug_is_no_course(sentence: str, language: str) -> None:
+    from services.grounding.claims import atomic_claims
+
+    assert all(not c.readings for c in atomic_claims(sentence, language))

@@ -1470,9 +1470,8 @@ def _duration(
     times = [
         a
         for a in found
-        if a.unit == "h"
+        if ((a.unit == "h" and a.low >= _DAY) or a.unit == "month")
         and a.per_time is None
-        and a.low >= _DAY
         and a.t0 not in taken
         and not (a.t0 > lo and words[a.t0 - 1] in _NOT_A_COURSE)
         and not (a.t1 < len(words) and words[a.t1] in _NOT_A_COURSE and not _opens_course(words, a))
@@ -1481,12 +1480,24 @@ def _duration(
     ]
     if not times:
         return None
-    span = Span(min(a.low for a in times), max(a.high for a in times))
+    span = Span(min(_hours(a)[0] for a in times), max(_hours(a)[1] for a in times))
     if len(times) == 1:
         limit = [c for s, e, c in cues if c.kind == "qual" and times[0].t0 - 3 <= e <= times[0].t0]
         if limit and limit[-1].value in ("max", "min"):
             span = _qualified(span, limit[-1].value)  # type: ignore[arg-type]
     return span, times[0].t0, times[-1].t1
+
+
+#: The days of a calendar month, shortest and longest: "3 months" is 12 to 13 weeks.
+_MONTH_DAYS: Final = (Decimal(28), Decimal(31))
+
+
+def _hours(a: Amount) -> tuple[Decimal, Decimal]:
+    """A time in hours; a course in months spans the lengths its months can have ("for 3
+    months" is 84 to 93 days), so "12 weeks" lies within it."""
+    if a.unit == "month":
+        return a.low * _MONTH_DAYS[0] * _DAY, a.high * _MONTH_DAYS[1] * _DAY
+    return a.low, a.high
 
 
 def _in_condition(words: list[str], lo: int, t: int) -> bool:
