@@ -70,7 +70,9 @@ _PRIORITY = {"dose": 0, "contraindication": 1, "other": 2}
 def _resolve_drugs(claims: list[AtomicClaim], evidence: Evidence) -> list[AtomicClaim]:
     """Readings that name no drug (and had none earlier in the answer) take the drug of the
     passages the sentence cites, else the drug taken for an earlier sentence, else the drug of
-    all passages' readings when that is exactly one."""
+    all passages' readings when that is exactly one, else the one drug whose passages state
+    the reading's amount ("one 250 mg tablet once a week" beside a 250 mg and a 100 mg
+    product); the drug taken carries to the next sentences ("keep taking it weekly …")."""
     out: list[AtomicClaim] = []
     last: frozenset[str] = frozenset()
     for claim in claims:
@@ -98,6 +100,8 @@ def _resolve_drugs(claims: list[AtomicClaim], evidence: Evidence) -> list[Atomic
                 *(p.reading.drugs for p in evidence.readings if p.reading.kind in kinds)
             )
         if len(drugs) != 1:
+            drugs = _drug_by_amount(claim.readings, evidence)
+        if len(drugs) != 1:
             out.append(claim)
             continue
         last = drugs
@@ -106,6 +110,26 @@ def _resolve_drugs(claims: list[AtomicClaim], evidence: Evidence) -> list[Atomic
         )
         out.append(replace(claim, readings=readings))
     return out
+
+
+def _drug_by_amount(readings: tuple[Reading, ...], evidence: Evidence) -> frozenset[str]:
+    """The drugs of the passage readings that state an amount of a drugless reading, the same
+    low and high in the same unit."""
+    stated = {
+        (r.unit, r.amount.low, r.amount.high)
+        for r in readings
+        if not r.drugs and r.amount is not None
+    }
+    if not stated:
+        return frozenset()
+    return frozenset().union(
+        *(
+            p.reading.drugs
+            for p in evidence.readings
+            if p.reading.amount is not None
+            and (p.reading.unit, p.reading.amount.low, p.reading.amount.high) in stated
+        )
+    )
 
 
 #: A person word shortly before a bare number makes it that person's age in a question ("my

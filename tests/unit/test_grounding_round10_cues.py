@@ -324,3 +324,43 @@ def test_a_time_in_months_without_a_drug_is_no_course(sentence: str, language: s
     from services.grounding.claims import atomic_claims
 
     assert all(not c.readings for c in atomic_claims(sentence, language))
+
+
+# --- a drugless reading takes the one drug whose passages state its amount -----------------------
+
+_TWO_PRODUCTS = [
+    "Chloroquine 250 mg tablets for malaria prevention: one tablet once a week, continued for "
+    "4 weeks after leaving the area.",
+    "Proguanil for malaria prevention: two 100 mg tablets daily, continued for 4 weeks after "
+    "leaving the area.",
+]
+
+
+def test_a_drugless_amount_is_bound_to_the_product_that_states_it() -> None:
+    answer = (
+        "Take one 250 mg tablet once a week. Keep taking it weekly for 4 weeks after you leave."
+    )
+    assert report(answer, _TWO_PRODUCTS, "en").ungrounded == []
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        # the other product's frequency for the amount of the first
+        "Take one 250 mg tablet every day. Keep taking it for 4 weeks after you leave.",
+        # the first product's amount, then a wrong course
+        "Take one 250 mg tablet once a week. Keep taking it weekly for 8 weeks after you leave.",
+    ],
+)
+def test_a_drugless_answer_with_a_wrong_figure_is_still_caught(answer: str) -> None:
+    got = report(answer, _TWO_PRODUCTS, "en")
+    assert got.ungrounded != [] and critical(got)
+
+
+def test_a_drugless_amount_stated_by_two_drugs_stays_unbound_nl() -> None:
+    passages = [
+        "Cetirizine 10 mg: eenmaal daags 1 tablet.",
+        "Loratadine 10 mg: eenmaal daags 1 tablet.",
+    ]
+    got = report("Neem eenmaal daags 10 mg.", passages, "nl")
+    assert all(not r.drugs for c in got.claims for m in (c.medical or []) for r in [m.reading])
