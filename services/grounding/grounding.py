@@ -24,6 +24,7 @@ import itertools
 from collections.abc import Mapping
 from dataclasses import replace
 from decimal import Decimal
+from functools import lru_cache
 from typing import Final, Literal
 
 from schemas.events import ChatEvent
@@ -350,7 +351,12 @@ def medical_context(
     scanned = TextTokens(read)  # for the age and the weight, and most sentences' tokens
     whole = scanned.whole
     tokens = [scanned.sentence(s.text, s.start, s.end) for s in sentences]
-    for got_carry in _question_carries(tokens, lang, lex):
+    asked = _risk_groups(lex)
+    for t, got_carry in zip(tokens, _question_carries(tokens, lang, lex), strict=True):
+        if got_carry.risk and t.words and t.words[-1] == "?":
+            # "Bố tôi bị suy gan, uống … được không?": the group a yes/no question asks
+            # about is the asker's, though the reader takes it for the risk of a safety claim
+            populations |= got_carry.risk & asked
         drugs |= got_carry.drugs
         got = got_carry.clearance
         if clearance is None and got is not None and got.kind == "exact" and got.low == got.high:
@@ -374,6 +380,12 @@ def medical_context(
         age_min_years=float(age[0]) if age and age[0] is not None else None,
         age_max_years=float(age[1]) if age and age[1] is not None else None,
     )
+
+
+@lru_cache(maxsize=4)
+def _risk_groups(lex: MedicalLexicon) -> frozenset[str]:
+    """The conditions that are also populations (pregnancy, kidney or liver impairment …)."""
+    return frozenset(g.key for g in lex.group_file.conditions if g.population)
 
 
 def _question_carries(

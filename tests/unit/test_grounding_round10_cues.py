@@ -10,6 +10,7 @@ from decimal import Decimal
 import pytest
 
 from services.grounding.claims import skip_reason
+from services.grounding.grounding import medical_context
 from services.grounding.medical.strength import strength_amounts
 from services.grounding.quantities import amounts, quantities
 from services.grounding.tokens import tokenize
@@ -364,3 +365,54 @@ def test_a_drugless_amount_stated_by_two_drugs_stays_unbound_nl() -> None:
     ]
     got = report("Neem eenmaal daags 10 mg.", passages, "nl")
     assert all(not r.drugs for c in got.claims for m in (c.medical or []) for r in [m.reading])
+
+
+# --- the group a yes/no question asks about is the asker's ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("question", "language", "group"),
+    [
+        ("My mum has kidney failure, can she take naproxen?", "en", "renal"),
+        ("I'm breastfeeding, can I use this nasal spray?", "en", "breastfeeding"),
+        ("Mijn moeder heeft een slechte nierfunctie, mag ze naproxen gebruiken?", "nl", "renal"),
+        ("Ông tôi bị suy thận, uống naproxen được không?", "vi", "renal"),
+        ("Tôi đang cho con bú, có dùng loratadin được không?", "vi", "breastfeeding"),
+    ],
+)
+def test_a_yes_no_question_gives_its_group(question: str, language: str, group: str) -> None:
+    assert group in medical_context(question, language).populations
+
+
+@pytest.mark.parametrize(
+    ("question", "language"),
+    [
+        # a statement about what the asker avoids is no group the question asks about
+        ("I don't drink alcohol. Can I take metronidazole?", "en"),
+        ("Tôi không uống rượu. Tôi uống metronidazol được không?", "vi"),
+    ],
+)
+def test_a_statement_before_the_question_gives_no_risk_group(question: str, language: str) -> None:
+    assert "alcohol" not in medical_context(question, language).populations
+
+
+def test_the_asked_group_decides_the_dose_vi() -> None:
+    passages = [
+        "Naproxen: người lớn uống 250 đến 500 mg, ngày 2 lần.",
+        "Naproxen: chống chỉ định ở người suy thận nặng.",
+    ]
+    ctx = medical_context("Ông tôi bị suy thận nặng, uống naproxen được không?", "vi")
+    got = report("Ông bạn có thể uống naproxen 500 mg, ngày 2 lần.", passages, "vi", ctx)
+    assert got.ungrounded != [] and critical(got)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Tôi bị suy thượng thận, uống hydrocortison thế nào?",
+        "Mẹ tôi bị suy tuyến thượng thận. Uống hydrocortison ra sao?",
+    ],
+)
+def test_adrenal_insufficiency_is_no_kidney_impairment_vi(question: str) -> None:
+    assert "renal" not in medical_context(question, "vi").populations
+    assert "renal" in medical_context(question.replace("thượng thận", "thận"), "vi").populations
