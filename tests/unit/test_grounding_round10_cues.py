@@ -416,3 +416,51 @@ def test_the_asked_group_decides_the_dose_vi() -> None:
 def test_adrenal_insufficiency_is_no_kidney_impairment_vi(question: str) -> None:
     assert "renal" not in medical_context(question, "vi").populations
     assert "renal" in medical_context(question.replace("thượng thận", "thận"), "vi").populations
+
+
+# --- the count inside an interval phrase is the interval's own ------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("answer", "passage", "language"),
+    [
+        (
+            "Uống cefuroxim 250 mg, cứ 12 giờ một lần.",
+            "Cefuroxim: người lớn uống 250 mg mỗi 12 giờ.",
+            "vi",
+        ),
+        (
+            "Nhỏ 1 giọt vào mỗi mắt, 6 giờ một lần.",
+            "Cloramphenicol nhỏ mắt: 1 giọt mỗi 6 giờ.",
+            "vi",
+        ),
+        (
+            "Take 250 mg of cefuroxime once every 12 hours.",
+            "Cefuroxime: adults take 250 mg every 12 hours.",
+            "en",
+        ),
+    ],
+)
+def test_an_interval_with_its_count_is_grounded(answer: str, passage: str, language: str) -> None:
+    assert report(answer, [passage], language).ungrounded == []
+
+
+@pytest.mark.parametrize(
+    ("answer", "passage", "language"),
+    [
+        (
+            "Uống cefuroxim 250 mg, cứ 6 giờ một lần.",  # a wrong interval
+            "Cefuroxim: người lớn uống 250 mg mỗi 12 giờ.",
+            "vi",
+        ),
+        (
+            "Uống cefuroxim 250 mg, cứ 12 giờ hai lần.",  # a count that is no interval's
+            "Cefuroxim: người lớn uống 250 mg mỗi 12 giờ.",
+            "vi",
+        ),
+    ],
+)
+def test_a_wrong_interval_with_its_count_is_caught(
+    answer: str, passage: str, language: str
+) -> None:
+    assert report(answer, [passage], language).ungrounded != []

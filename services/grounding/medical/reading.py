@@ -1013,7 +1013,11 @@ def read_sentence(
             if freq is not None:
                 items.append(_Item("freq", a.t0, a.t1, freq))
                 used.update(range(a.t0, a.t1))
-            elif _at_once(a, items):
+            elif _at_once(a, items) or (
+                a.t0 in cue_tokens and any(b.t1 == a.t0 and b.unit == "h" for b in found)
+            ):
+                # "mỗi 6 giờ một lần", "cứ 2 đến 4 giờ một lần": the count right after the
+                # time of an interval phrase is the interval's own, no number of its own
                 used.update(range(a.t0, a.t1))
         elif a.unit == "h" and a.t0 not in cue_tokens:
             interval = _interval_of(a, cues)
