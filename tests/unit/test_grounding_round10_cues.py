@@ -464,3 +464,57 @@ def test_a_wrong_interval_with_its_count_is_caught(
     answer: str, passage: str, language: str
 ) -> None:
     assert report(answer, [passage], language).ungrounded != []
+
+
+# --- a leaflet title's strength is no dose of the statement after its colon ----------------------
+
+_TITLED = {
+    "en": (
+        "Cetirizine 10 mg tablets: {pol} while breastfeeding. Adults: 1 tablet once a day.",
+        "can be used",
+        "is not recommended",
+        "Yes, you can use cetirizine while breastfeeding. Take 10 mg once a day.",
+        "Yes, you can use cetirizine while breastfeeding. Take 20 mg once a day.",
+        "I'm breastfeeding. Can I take cetirizine?",
+    ),
+    "nl": (
+        "Loratadine 10 mg tabletten: {pol} tijdens de borstvoeding. Volwassenen: 1 tablet per dag.",
+        "mag worden gebruikt",
+        "mag niet worden gebruikt",
+        "Ja, u mag loratadine gebruiken tijdens de borstvoeding. Neem 10 mg per dag.",
+        "Ja, u mag loratadine gebruiken tijdens de borstvoeding. Neem 20 mg per dag.",
+        "Ik geef borstvoeding. Mag ik loratadine nemen?",
+    ),
+    "vi": (
+        "Loratadin 10 mg viên nén: {pol} cho phụ nữ cho con bú. Người lớn uống 1 viên mỗi ngày.",
+        "có thể dùng",
+        "không được dùng",
+        "Bạn có thể dùng loratadin khi cho con bú. Uống 10 mg mỗi ngày.",
+        "Bạn có thể dùng loratadin khi cho con bú. Uống 20 mg mỗi ngày.",
+        "Tôi đang cho con bú. Tôi uống loratadin được không?",
+    ),
+}
+
+
+@pytest.mark.parametrize("language", ["en", "nl", "vi"])
+def test_a_titled_safety_statement_backs_the_answer(language: str) -> None:
+    passage, allowed, _, right, _, question = _TITLED[language]
+    ctx = medical_context(question, language)
+    got = report(right, [passage.format(pol=allowed)], language, ctx)
+    assert got.ungrounded == []
+
+
+@pytest.mark.parametrize("language", ["en", "nl", "vi"])
+def test_a_titled_prohibition_still_catches_the_answer(language: str) -> None:
+    passage, _, forbidden, right, _, question = _TITLED[language]
+    ctx = medical_context(question, language)
+    got = report(right, [passage.format(pol=forbidden)], language, ctx)
+    assert got.ungrounded != [] and critical(got)
+
+
+@pytest.mark.parametrize("language", ["en", "nl", "vi"])
+def test_a_wrong_dose_beside_a_titled_statement_is_caught(language: str) -> None:
+    passage, allowed, _, _, wrong, question = _TITLED[language]
+    ctx = medical_context(question, language)
+    got = report(wrong, [passage.format(pol=allowed)], language, ctx)
+    assert got.ungrounded != [] and critical(got)
