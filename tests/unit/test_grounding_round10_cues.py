@@ -14,7 +14,7 @@ from services.grounding.grounding import medical_context
 from services.grounding.medical.strength import strength_amounts
 from services.grounding.quantities import amounts, quantities
 from services.grounding.tokens import tokenize
-from tests.support.grounding_checks import critical
+from tests.support.grounding_checks import check_report, critical
 from tests.support.grounding_checks import numbered_report as report
 
 # --- a strength spread over a form, and an amount restated as a count in brackets ---------------
@@ -518,3 +518,80 @@ def test_a_wrong_dose_beside_a_titled_statement_is_caught(language: str) -> None
     ctx = medical_context(question, language)
     got = report(wrong, [passage.format(pol=allowed)], language, ctx)
     assert got.ungrounded != [] and critical(got)
+
+
+# --- a chunk that names no drug is about the drug of its sibling chunks --------------------------
+
+_CHUNKS = {
+    "en": (
+        ("pil-varenicline-en-1", "Champix (varenicline): days 1 to 3: 0.5 mg once a day."),
+        ("pil-varenicline-en-2", "From day 8 to the end of week 12: 1 mg twice a day."),
+        "From day 8, take 1 mg of Champix twice a day.",
+        "From day 8, take 2 mg of Champix twice a day.",
+    ),
+    "nl": (
+        ("bijsluiter-vareniclin-nl-1", "Champix (varenicline): dag 1 tot 3: eenmaal daags 0,5 mg."),
+        (
+            "bijsluiter-vareniclin-nl-2",
+            "Vanaf dag 8 tot het einde van week 12: tweemaal daags 1 mg.",
+        ),
+        "Neem vanaf dag 8 tweemaal daags 1 mg Champix.",
+        "Neem vanaf dag 8 tweemaal daags 2 mg Champix.",
+    ),
+    "vi": (
+        ("hdsd-vareniclin-vi-1", "Champix (vareniclin): ngày 1 đến 3: 0,5 mg ngày 1 lần."),
+        ("hdsd-vareniclin-vi-2", "Từ ngày 8 đến hết tuần 12: 1 mg ngày 2 lần."),
+        "Từ ngày 8, uống Champix 1 mg ngày 2 lần.",
+        "Từ ngày 8, uống Champix 2 mg ngày 2 lần.",
+    ),
+}
+
+
+@pytest.mark.parametrize("language", ["en", "nl", "vi"])
+def test_a_chunk_naming_no_drug_backs_its_documents_drug(language: str) -> None:
+    first, second, right, _ = _CHUNKS[language]
+    assert check_report(right, [first, second], language).ungrounded == []
+
+
+@pytest.mark.parametrize("language", ["en", "nl", "vi"])
+def test_a_wrong_dose_against_the_sibling_chunk_is_caught(language: str) -> None:
+    first, second, _, wrong = _CHUNKS[language]
+    got = check_report(wrong, [first, second], language)
+    assert got.ungrounded != [] and critical(got)
+
+
+_OWN_DOSE = {
+    "en": "Champix (varenicline): from day 8, 0.5 mg twice a day.",
+    "nl": "Champix (varenicline): vanaf dag 8 tweemaal daags 0,5 mg.",
+    "vi": "Champix (vareniclin): từ ngày 8 uống 0,5 mg ngày 2 lần.",
+}
+
+
+@pytest.mark.parametrize("language", ["en", "nl", "vi"])
+def test_a_chunk_of_another_document_does_not_back_the_drug(language: str) -> None:
+    # another document's chunk that names no drug the lexicon knows (another product's
+    # leaflet) does not back this drug against its own leaflet
+    first, second, right, _ = _CHUNKS[language]
+    own = (first[0], _OWN_DOSE[language])
+    other = (second[0].replace("varenicl", "cytisin"), second[1])
+    got = check_report(right, [own, other], language)
+    assert got.ungrounded != [] and critical(got)
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "siblings"),
+    [
+        ("pil-nicotine-en-71", "pil-nicotine-en-72", True),
+        ("bijsluiter-lactulose-nl-3", "bijsluiter-lactulose-nl-4", True),
+        ("hdsd-tenofovir-vi-72", "hdsd-tenofovir-vi-73", True),
+        ("pil-nicotine-en-71", "pil-cytisine-en-71", False),
+        # ids that number results, not documents, say nothing of what a passage is about
+        ("doc-0", "doc-1", False),
+        ("chunk_3", "chunk_4", False),
+    ],
+)
+def test_chunks_of_one_document_by_their_ids(first: str, second: str, siblings: bool) -> None:
+    from services.grounding.evidence import _stem
+
+    same = _stem(first) is not None and _stem(first) == _stem(second)
+    assert same is siblings
