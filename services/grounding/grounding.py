@@ -318,7 +318,10 @@ def _age_in(t: Tokens) -> Decimal | None:
             and (i == 0 or words[i - 1] not in _BEFORE_AGE)
         ):
             continue  # "about 8 cigarettes a day": a count of something
-        if any(_is_person(w) for w in words[max(0, i - 3) : i]):
+        if any(
+            _is_person(words[k]) and words[k + 1] != "-"  # "Child-Pugh 6" names a score
+            for k in range(max(0, i - 3), i)
+        ):
             return Decimal(word)
     return None
 

@@ -595,3 +595,58 @@ def test_chunks_of_one_document_by_their_ids(first: str, second: str, siblings: 
 
     same = _stem(first) is not None and _stem(first) == _stem(second)
     assert same is siblings
+
+
+# --- an interval of more than a day; a score is no child -----------------------------------------
+
+_EVERY_48 = {
+    "en": "Entecavir: in moderate renal impairment, 0.5 mg every 48 hours.",
+    "nl": "Entecavir: bij matige nierfunctiestoornis 0,5 mg elke 48 uur.",
+    "vi": "Entecavir ở người suy thận vừa: 0,5 mg mỗi 48 giờ.",
+}
+
+
+@pytest.mark.parametrize(
+    ("answer", "language"),
+    [
+        ("Take 0.5 mg of entecavir once every 48 hours.", "en"),
+        ("Neem elke 48 uur 0,5 mg entecavir.", "nl"),
+        ("Uống entecavir 0,5 mg mỗi 48 giờ.", "vi"),
+        ("Uống entecavir 0,5 mg, cứ 48 giờ một lần.", "vi"),
+    ],
+)
+def test_an_interval_of_two_days_is_grounded(answer: str, language: str) -> None:
+    assert report(answer, [_EVERY_48[language]], language).ungrounded == []
+
+
+@pytest.mark.parametrize(
+    ("answer", "language"),
+    [
+        ("Take 0.5 mg of entecavir every day.", "en"),
+        ("Neem elke dag 0,5 mg entecavir.", "nl"),
+        ("Uống entecavir 0,5 mg mỗi ngày.", "vi"),
+        ("Uống entecavir 0,5 mg mỗi 72 giờ.", "vi"),
+        ("Uống entecavir 1 mg mỗi 48 giờ.", "vi"),
+    ],
+)
+def test_a_daily_dose_against_every_48_hours_is_caught(answer: str, language: str) -> None:
+    got = report(answer, [_EVERY_48[language]], language)
+    assert got.ungrounded != [] and critical(got)
+
+
+@pytest.mark.parametrize(
+    ("question", "language"),
+    [
+        ("I have liver cirrhosis, Child-Pugh 8. Can I take this?", "en"),
+        ("Mijn vader heeft levercirrose, Child-Pugh 9. Welke dosis?", "nl"),
+        ("Tôi bị xơ gan, Child-Pugh 7. Uống liều bao nhiêu?", "vi"),
+    ],
+)
+def test_a_child_pugh_score_is_no_child(question: str, language: str) -> None:
+    ctx = medical_context(question, language)
+    assert "child" not in ctx.populations and ctx.age_min_years is None
+
+
+def test_a_child_with_an_age_is_still_a_child() -> None:
+    ctx = medical_context("My child is 8. How much ibuprofen?", "en")
+    assert "child" in ctx.populations and ctx.age_min_years == 8

@@ -986,7 +986,9 @@ def read_sentence(
         basis: Basis | None = None
         per_time = first.per_time or last.per_time
         interval: Span | None = None
-        if per_time is not None and per_time < _DAY:
+        if per_time is not None and (per_time < _DAY or _DAY < per_time < _WEEK):
+            # "500 mg per 8 hours"; "300 mg mỗi 48 giờ": a time between a day and a week is
+            # the interval too, not a basis
             basis, interval = "dose", Span(_DAY / per_time, _DAY / per_time)
         elif per_time is not None:
             basis = "day" if per_time == _DAY else "week" if per_time == _WEEK else None
