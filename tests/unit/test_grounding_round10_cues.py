@@ -650,3 +650,46 @@ def test_a_child_pugh_score_is_no_child(question: str, language: str) -> None:
 def test_a_child_with_an_age_is_still_a_child() -> None:
     ctx = medical_context("My child is 8. How much ibuprofen?", "en")
     assert "child" in ctx.populations and ctx.age_min_years == 8
+
+
+# --- morning and evening are twice a day ---------------------------------------------------------
+
+_TWICE = {
+    "en": "Metformin: 500 mg twice a day with meals.",
+    "nl": "Metformine: tweemaal daags 500 mg bij de maaltijd.",
+    "vi": "Metformin: uống 500 mg, ngày 2 lần, trong bữa ăn.",
+}
+_MORNING_EVENING = {
+    "en": "Metformin: 500 mg every morning and evening with meals.",
+    "nl": "Metformine: 's ochtends en 's avonds 500 mg bij de maaltijd.",
+    "vi": "Metformin: uống 500 mg sáng và tối, trong bữa ăn.",
+}
+
+
+@pytest.mark.parametrize(
+    ("answer", "language"),
+    [
+        ("Take 500 mg of metformin every morning and evening.", "en"),
+        ("Take 500 mg of metformin in the morning and in the evening.", "en"),
+        ("Neem 's ochtends en 's avonds 500 mg metformine.", "nl"),
+        ("Uống metformin 500 mg sáng và tối.", "vi"),
+    ],
+)
+def test_morning_and_evening_is_twice_a_day(answer: str, language: str) -> None:
+    assert report(answer, [_TWICE[language]], language).ungrounded == []
+
+
+@pytest.mark.parametrize(
+    ("answer", "language"),
+    [
+        ("Take 500 mg of metformin once a day.", "en"),
+        ("Take 500 mg of metformin every morning.", "en"),
+        ("Neem eenmaal daags 500 mg metformine.", "nl"),
+        ("Neem elke avond 500 mg metformine.", "nl"),
+        ("Uống metformin 500 mg mỗi ngày 1 lần.", "vi"),
+        ("Uống metformin 500 mg mỗi tối.", "vi"),
+    ],
+)
+def test_once_a_day_against_morning_and_evening_is_caught(answer: str, language: str) -> None:
+    got = report(answer, [_MORNING_EVENING[language]], language)
+    assert got.ungrounded != [] and critical(got)

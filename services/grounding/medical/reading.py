@@ -1031,7 +1031,8 @@ def read_sentence(
     duration = _duration(found, cues, words, lo, used | cue_tokens | age_tokens)
     for k, (s, e, cue) in enumerate(cues):
         if cue.kind == "freq" and cue.value == "daily":  # "every morning": once a day
-            items.append(_Item("freq", s, e, Span(Decimal(1), Decimal(1))))
+            n = Decimal(cue.count)  # "morning and evening": twice
+            items.append(_Item("freq", s, e, Span(n, n)))
             continue
         if cue.kind == "freq" and k not in taken_cues:
             day = _day_basis_after(cues, e, taken_cues)
