@@ -121,16 +121,18 @@ class Evidence:
         whose ids differ only in their digits ("pil-nicotine-en-71", "pil-nicotine-en-72") are
         chunks of one document, and a chunk that names none ("Smokers of fewer than 10
         cigarettes a day should start at Step 2") speaks of theirs."""
-        if len(self.passages) < 2 or all(p.drugs for p in self.passages):
+        passages = self.passages
+        drugless = [i for i, p in enumerate(passages) if not p.drugs]
+        if not drugless or len(drugless) == len(passages):
             return {}
         stems: dict[str, set[str]] = {}
-        for p in self.passages:
+        for p in passages:
             stem = _stem(p.doc_id) if p.drugs else None
             if stem is not None:
                 stems.setdefault(stem, set()).update(self.renamed(p.drugs))
         out: dict[int, frozenset[str]] = {}
-        for i, p in enumerate(self.passages):
-            stem = None if p.drugs else _stem(p.doc_id)
+        for i in drugless:
+            stem = _stem(passages[i].doc_id)
             drugs = stems.get(stem, set()) if stem is not None else set()
             if len(drugs) == 1:
                 out[i] = frozenset(drugs)
@@ -154,6 +156,17 @@ class Evidence:
             for i, p in enumerate(self.passages)
             for sentence, reading in p.readings
         ]
+
+    @cached_property
+    def drugs_by_amount(self) -> dict[tuple[str | None, Decimal, Decimal], frozenset[str]]:
+        """The drugs of the passage readings that state each amount (unit, low, high)."""
+        out: dict[tuple[str | None, Decimal, Decimal], frozenset[str]] = {}
+        for p in self.readings:
+            r = p.reading
+            if r.amount is not None and r.drugs:
+                key = (r.unit, r.amount.low, r.amount.high)
+                out[key] = out.get(key, frozenset()) | r.drugs
+        return out
 
     def renamed(self, drugs: frozenset[str]) -> frozenset[str]:
         """``drugs`` with the names the event's passages teach as another drug replaced."""

@@ -116,21 +116,12 @@ def _resolve_drugs(claims: list[AtomicClaim], evidence: Evidence) -> list[Atomic
 def _drug_by_amount(readings: tuple[Reading, ...], evidence: Evidence) -> frozenset[str]:
     """The drugs of the passage readings that state an amount of a drugless reading, the same
     low and high in the same unit."""
-    stated = {
-        (r.unit, r.amount.low, r.amount.high)
-        for r in readings
-        if not r.drugs and r.amount is not None
-    }
-    if not stated:
-        return frozenset()
-    return frozenset().union(
-        *(
-            p.reading.drugs
-            for p in evidence.readings
-            if p.reading.amount is not None
-            and (p.reading.unit, p.reading.amount.low, p.reading.amount.high) in stated
-        )
-    )
+    by_amount = evidence.drugs_by_amount
+    found: frozenset[str] = frozenset()
+    for r in readings:
+        if not r.drugs and r.amount is not None:
+            found |= by_amount.get((r.unit, r.amount.low, r.amount.high), frozenset())
+    return found
 
 
 #: A person word shortly before a bare number makes it that person's age in a question ("my

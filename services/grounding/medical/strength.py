@@ -54,8 +54,8 @@ def _form_after(words: list[str], t1: int) -> str | None:
     """The form an amount ending at token ``t1`` is the strength of when a distributive word
     follows it — at once or after one word that names the substance ("powder", "poeder",
     "bột") — and a form word is among the two words after that."""
-    for j in (t1, t1 + 1):
-        if j < len(words) and words[j] in _EACH:
+    for j, word in enumerate(words[t1 : t1 + 2], t1):
+        if word in _EACH:
             return next((FORM_UNITS[w] for w in words[j + 1 : j + 3] if w in FORM_UNITS), None)
     return None
 
@@ -72,28 +72,33 @@ def strength_amounts(t: Tokens, found: Sequence[Amount]) -> list[tuple[str, Deci
         return []
     words = t.words
     out: list[tuple[str, Decimal, Amount]] = []
-    counts = [a for a in found if a.unit in _COUNT_UNITS]
-    ending = {a.t1: a for a in counts}
-    opening = {a.t0: a for a in counts}
+    ending: dict[int, Amount] = {}
+    opening: dict[int, Amount] = {}
+    if "(" in words:  # a restatement in brackets: "6 tabletten (3.000 mg)", "4 g (1 sachet)"
+        for a in found:
+            if a.unit in _COUNT_UNITS:
+                ending[a.t1] = opening[a.t0] = a
     for a in mg:
-        count = ending.get(a.t0 - 1) if words[a.t0 - 1 : a.t0] == ["("] else None
-        if count is None and words[a.t1 : a.t1 + 1] == ["("]:
+        count = None
+        if ending and words[a.t0 - 1 : a.t0] == ["("]:
+            count = ending.get(a.t0 - 1)
+        if count is None and opening and words[a.t1 : a.t1 + 1] == ["("]:
             count = opening.get(a.t1 + 1)
         if count is not None:
             if count.low > 0 and a.low * count.high == a.high * count.low:
                 out.append((count.unit, a.low / count.low, a))
             continue
-        if len(a.parts) != 1:
-            continue
+        if a.low != a.high:
+            continue  # a range is no strength unless its brackets say so
         near = (*words[a.t1 : a.t1 + 2], *reversed(words[max(0, a.t0 - 2) : a.t0]))
         unit = next((FORM_UNITS[w] for w in near if w in FORM_UNITS), None)
         if unit is None:
             unit = _form_after(words, a.t1)
         if unit is not None:
             out.append((unit, a.low, a))
-    single = [a for a in mg if len(a.parts) == 1]
-    if not out and len(single) == 1 and len(found) == 1 and sum(k == 0 for k in t.kinds) <= 6:
-        out.append(("tablet", single[0].low, single[0]))  # a title: drug and strength
+    title = not out and len(found) == 1 and len(mg) == 1 and len(mg[0].parts) == 1
+    if title and sum(k == 0 for k in t.kinds) <= 6:
+        out.append(("tablet", mg[0].low, mg[0]))  # a title: drug and strength
     return out
 
 
