@@ -55,6 +55,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Final
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -556,7 +557,7 @@ def case_results(cases: Sequence[Case], baseline: str | None = None) -> Results:
         "check, no question": run_check(cases, context=False),
     }
     if baseline is not None:
-        results[f"check at {baseline} (before issue 10)"] = run_check_at(baseline, cases)
+        results[f"check at {baseline} ({_baseline_note(baseline)})"] = run_check_at(baseline, cases)
     results["flag every number"] = baseline_every_number(cases)
     results["token overlap ≥ .5"] = baseline_overlap(cases)
     return results
@@ -611,6 +612,14 @@ def summary_section(cases: Sequence[Case], results: Results) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: What the usual baselines are; another commit is named by its id only.
+_BASELINES: Final = {"eded159": "before issue 10", "19dddc7": "before the tenth round"}
+
+
+def _baseline_note(commit: str) -> str:
+    return _BASELINES.get(commit, "an earlier commit")
+
+
 def cases_section(cases: Sequence[Case], results: Results, baseline: str | None = None) -> str:
     lines = [
         "### The adversarial medical set (tests/data/grounding-cases)",
@@ -620,7 +629,8 @@ def cases_section(cases: Sequence[Case], results: Results, baseline: str | None 
         "kinds not flagged at all). *check*: `ClaimChecker.check` with the medical context of "
         "the user's question (the preceding turn); *check, no question*: the answer alone"
         + (
-            f"; *check at {baseline}*: the check of main before issue 10, the answer alone."
+            f"; *check at {baseline}*: the check of commit {baseline} "
+            f"({_baseline_note(baseline)}), the answer alone."
             if baseline
             else "."
         ),

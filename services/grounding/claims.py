@@ -247,7 +247,20 @@ def _skip_reason(
     words = set(key.split())
     if not found and ((words and words <= ACKNOWLEDGEMENTS) or not units()):
         return "no_content"
+    if not found and words & ACKNOWLEDGEMENTS and words <= _elliptic_words(language):
+        return "no_content"  # "Not in your case.", "Nee, dat hoeft niet.": a yes or a no
     return None
+
+
+@lru_cache(maxsize=8)
+def _elliptic_words(language: str | None) -> frozenset[str]:
+    """The words an elliptic reply is made of: answer words (``ACKNOWLEDGEMENTS``) and the
+    language's ``ellipsis`` words (``nonclaims.yaml``). Such a reply says yes or no to the
+    question and nothing a passage could back; the sentences after it carry the claim."""
+    frames = (
+        [NONCLAIM_FRAMES[language]] if language in NONCLAIM_FRAMES else NONCLAIM_FRAMES.values()
+    )
+    return ACKNOWLEDGEMENTS | {w for f in frames for p in f.ellipsis for w in p.split()}
 
 
 def _frame(key: str, language: str | None, *, with_unit: bool) -> SkipReason | None:
@@ -282,6 +295,8 @@ def _frame(key: str, language: str | None, *, with_unit: bool) -> SkipReason | N
             return "referral"  # "don't change the dose on your own": ask the prescriber
         if not with_unit and has_cue(key, f.for_you) and has_cue(key, f.offers):
             return "pleasantry"  # "then I'll work it out for you"
+        if not with_unit and opening_cue(key, f.requests) is not None:
+            return "question"  # "Tell me more about the rash.": a question back
     return None
 
 
@@ -299,6 +314,7 @@ def _frame_gate(f: NonclaimFrames) -> tuple[str, ...]:
         *f.restatements,
         *f.alone,
         *f.for_you,
+        *f.requests,
     )
 
 
@@ -377,7 +393,7 @@ def _counts_as_stated(
     found: list[Amount],
     language: str | None,
     lexicon: MedicalLexicon,
-    before: dict[str, Decimal] | None = None,
+    before: dict[str, tuple[Decimal, frozenset[str]]] | None = None,
 ) -> tuple[Reading, ...]:
     """An answer's counts of a dose form restated in mg when the sentence states the form's
     strength: "2 tabletten van 250 mg per keer" is 500 mg per dose, "één capsule van 20 mg per
@@ -385,7 +401,8 @@ def _counts_as_stated(
     The strength is then no dose of its own; its basis, qualifier and frequency go to the
     restated count where the count has none. ``before``: the strengths earlier sentences of
     the answer stated (updated here), for counts in a sentence that states none ("… nog 1
-    tablet, maar niet meer dan 2 tabletten per 24 uur")."""
+    tablet, maar niet meer dan 2 tabletten per 24 uur"), with the drugs they were stated
+    for: another drug's counts ("Your salbutamol is 1–2 puffs") do not take them."""
     stated = strength_amounts(t, found)
     if not stated and len(readings) > 1:  # a product's strength beside a count of its form
         stated = named_strengths(
@@ -394,14 +411,17 @@ def _counts_as_stated(
     if not stated:
         if before:
             return tuple(
-                next(iter(counts_in_mg((r,), before)), r) if r.unit in before else r
+                next(iter(counts_in_mg((r,), {r.unit: before[r.unit][0]})), r)
+                if r.unit in before and _same_product(r.drugs, before[r.unit][1])
+                else r
                 for r in readings
             )
         return readings
     readings = scale_counted(readings, counted_strengths(t, found, language, stated))
     per = one_strength((unit, value) for unit, value, _ in stated)
     if before is not None:
-        before.update(per)
+        of = frozenset().union(*(r.drugs for r in readings))
+        before.update((unit, (value, of)) for unit, value in per.items())
     if not per or not any(r.unit in per for r in readings):
         return readings
     at = {t.starts[a.t0] for unit, _, a in stated if unit in per}
@@ -424,6 +444,12 @@ def _counts_as_stated(
                 )
             )
     return tuple(dict.fromkeys(out))
+
+
+def _same_product(drugs: frozenset[str], stated_for: frozenset[str]) -> bool:
+    """Whether a count of ``drugs`` may take a strength stated for ``stated_for`` (either
+    unnamed, or a drug in common)."""
+    return not drugs or not stated_for or bool(drugs & stated_for)
 
 
 #: Months in a year, for an age said back in months ("een baby van drie maanden").
@@ -481,7 +507,8 @@ def atomic_claims(
     context_kind: ClaimKind | None = None  # what a lead-in hands down to its list items
     carry = context if context is not None else Carry()
     after_dose = False  # a dose claim came before
-    strengths: dict[str, Decimal] = {}  # the strength per dose form the answer has stated
+    # the strength per dose form the answer has stated, and the drugs it was stated for
+    strengths: dict[str, tuple[Decimal, frozenset[str]]] = {}
     for sentence in split_sentences(text, language):
         t = tokenize(sentence.text)
         found_amounts = amounts(t, language)

@@ -14,10 +14,12 @@ numbers. With no passages nothing is grounded.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from functools import cached_property
+from typing import Final
 
 from schemas.events import Passage
 from services.grounding.medical.compare import Comparison, PassageReading, compare, worst
@@ -114,20 +116,57 @@ class Evidence:
         }
 
     @cached_property
+    def _sibling_drug(self) -> dict[int, frozenset[str]]:
+        """For each passage that names no drug, the one drug its sibling chunks name: passages
+        whose ids differ only in their digits ("pil-nicotine-en-71", "pil-nicotine-en-72") are
+        chunks of one document, and a chunk that names none ("Smokers of fewer than 10
+        cigarettes a day should start at Step 2") speaks of theirs."""
+        passages = self.passages
+        drugless = [i for i, p in enumerate(passages) if not p.drugs]
+        if not drugless or len(drugless) == len(passages):
+            return {}
+        stems: dict[str, set[str]] = {}
+        for p in passages:
+            stem = _stem(p.doc_id) if p.drugs else None
+            if stem is not None:
+                stems.setdefault(stem, set()).update(self.renamed(p.drugs))
+        out: dict[int, frozenset[str]] = {}
+        for i in drugless:
+            stem = _stem(passages[i].doc_id)
+            drugs = stems.get(stem, set()) if stem is not None else set()
+            if len(drugs) == 1:
+                out[i] = frozenset(drugs)
+        return out
+
+    @cached_property
     def readings(self) -> list[PassageReading]:
         renamed = self._renamed
+        sibling = self._sibling_drug
         return [
             PassageReading(
                 p.doc_id,
                 i,
                 sentence,
-                reading
+                replace(reading, drugs=sibling[i])
+                if i in sibling and not reading.drugs
+                else reading
                 if not renamed or renamed.keys().isdisjoint(reading.drugs)
                 else replace(reading, drugs=self.renamed(reading.drugs)),
             )
             for i, p in enumerate(self.passages)
             for sentence, reading in p.readings
         ]
+
+    @cached_property
+    def drugs_by_amount(self) -> dict[tuple[str | None, Decimal, Decimal], frozenset[str]]:
+        """The drugs of the passage readings that state each amount (unit, low, high)."""
+        out: dict[tuple[str | None, Decimal, Decimal], frozenset[str]] = {}
+        for p in self.readings:
+            r = p.reading
+            if r.amount is not None and r.drugs:
+                key = (r.unit, r.amount.low, r.amount.high)
+                out[key] = out.get(key, frozenset()) | r.drugs
+        return out
 
     def renamed(self, drugs: frozenset[str]) -> frozenset[str]:
         """``drugs`` with the names the event's passages teach as another drug replaced."""
@@ -153,8 +192,12 @@ class Evidence:
         )
 
     def passage_drugs(self, i: int) -> frozenset[str]:
-        """Every drug passage ``i`` names, under the event's names."""
-        return self.renamed(self.passages[i].drugs)
+        """Every drug passage ``i`` names, under the event's names (a chunk that names none:
+        the drug of its sibling chunks)."""
+        drugs = self.passages[i].drugs
+        if not drugs:
+            return self._sibling_drug.get(i, drugs)
+        return self.renamed(drugs)
 
     @cached_property
     def _position(self) -> dict[int, int]:
@@ -214,6 +257,51 @@ class Evidence:
         return frozenset().union(
             *(self.passage_drugs(i) for d in doc_ids for i in self.by_doc.get(d, ()))
         )
+
+
+def _stem(doc_id: str) -> str | None:
+    """A document id without its digits — the document its chunks share — when what is left
+    names a document: a word of four letters or more that is no generic id word ("doc-3",
+    "chunk_12" name none; "pil-nicotine-en-72" does)."""
+    stem = doc_id.translate(_NO_DIGITS)
+    words = _ID_WORD.findall(stem.lower())
+    if not any(len(w) >= 4 and w not in _GENERIC_ID_WORDS for w in words):
+        return None
+    return stem
+
+
+_NO_DIGITS: Final = str.maketrans("", "", "0123456789")
+_ID_WORD: Final = re.compile(r"[^\W\d_]+")
+#: Words of id schemes that number results, not documents.
+_GENERIC_ID_WORDS: Final = frozenset(
+    {
+        "document",
+        "documents",
+        "docs",
+        "passage",
+        "passages",
+        "chunk",
+        "chunks",
+        "source",
+        "sources",
+        "result",
+        "results",
+        "page",
+        "pages",
+        "item",
+        "items",
+        "context",
+        "text",
+        "retrieval",
+        "retrieved",
+        "node",
+        "nodes",
+        "hit",
+        "hits",
+        "part",
+        "section",
+    }
+)
 
 
 def _missing(

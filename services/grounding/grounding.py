@@ -24,6 +24,7 @@ import itertools
 from collections.abc import Mapping
 from dataclasses import replace
 from decimal import Decimal
+from functools import lru_cache
 from typing import Final, Literal
 
 from schemas.events import ChatEvent
@@ -70,7 +71,9 @@ _PRIORITY = {"dose": 0, "contraindication": 1, "other": 2}
 def _resolve_drugs(claims: list[AtomicClaim], evidence: Evidence) -> list[AtomicClaim]:
     """Readings that name no drug (and had none earlier in the answer) take the drug of the
     passages the sentence cites, else the drug taken for an earlier sentence, else the drug of
-    all passages' readings when that is exactly one."""
+    all passages' readings when that is exactly one, else the one drug whose passages state
+    the reading's amount ("one 250 mg tablet once a week" beside a 250 mg and a 100 mg
+    product); the drug taken carries to the next sentences ("keep taking it weekly …")."""
     out: list[AtomicClaim] = []
     last: frozenset[str] = frozenset()
     for claim in claims:
@@ -98,6 +101,8 @@ def _resolve_drugs(claims: list[AtomicClaim], evidence: Evidence) -> list[Atomic
                 *(p.reading.drugs for p in evidence.readings if p.reading.kind in kinds)
             )
         if len(drugs) != 1:
+            drugs = _drug_by_amount(claim.readings, evidence)
+        if len(drugs) != 1:
             out.append(claim)
             continue
         last = drugs
@@ -106,6 +111,17 @@ def _resolve_drugs(claims: list[AtomicClaim], evidence: Evidence) -> list[Atomic
         )
         out.append(replace(claim, readings=readings))
     return out
+
+
+def _drug_by_amount(readings: tuple[Reading, ...], evidence: Evidence) -> frozenset[str]:
+    """The drugs of the passage readings that state an amount of a drugless reading, the same
+    low and high in the same unit."""
+    by_amount = evidence.drugs_by_amount
+    found: frozenset[str] = frozenset()
+    for r in readings:
+        if not r.drugs and r.amount is not None:
+            found |= by_amount.get((r.unit, r.amount.low, r.amount.high), frozenset())
+    return found
 
 
 #: A person word shortly before a bare number makes it that person's age in a question ("my
@@ -293,7 +309,10 @@ def _age_in(t: Tokens) -> Decimal | None:
             and (i == 0 or words[i - 1] not in _BEFORE_AGE)
         ):
             continue  # "about 8 cigarettes a day": a count of something
-        if any(_is_person(w) for w in words[max(0, i - 3) : i]):
+        if any(
+            _is_person(words[k]) and words[k + 1] != "-"  # "Child-Pugh 6" names a score
+            for k in range(max(0, i - 3), i)
+        ):
             return Decimal(word)
     return None
 
@@ -326,7 +345,12 @@ def medical_context(
     scanned = TextTokens(read)  # for the age and the weight, and most sentences' tokens
     whole = scanned.whole
     tokens = [scanned.sentence(s.text, s.start, s.end) for s in sentences]
-    for got_carry in _question_carries(tokens, lang, lex):
+    asked = _risk_groups(lex)
+    for t, got_carry in zip(tokens, _question_carries(tokens, lang, lex), strict=True):
+        if got_carry.risk and t.words and t.words[-1] == "?":
+            # "Bố tôi bị suy gan, uống … được không?": the group a yes/no question asks
+            # about is the asker's, though the reader takes it for the risk of a safety claim
+            populations |= got_carry.risk & asked
         drugs |= got_carry.drugs
         got = got_carry.clearance
         if clearance is None and got is not None and got.kind == "exact" and got.low == got.high:
@@ -350,6 +374,12 @@ def medical_context(
         age_min_years=float(age[0]) if age and age[0] is not None else None,
         age_max_years=float(age[1]) if age and age[1] is not None else None,
     )
+
+
+@lru_cache(maxsize=4)
+def _risk_groups(lex: MedicalLexicon) -> frozenset[str]:
+    """The conditions that are also populations (pregnancy, kidney or liver impairment …)."""
+    return frozenset(g.key for g in lex.group_file.conditions if g.population)
 
 
 def _question_carries(

@@ -287,6 +287,12 @@ class NonclaimFrames:
     #: the words that say it is for the user ("for you", "voor u", "giúp bạn").
     offers: tuple[str, ...]
     for_you: tuple[str, ...]
+    #: The user asked to tell more ("tell me", "laat me weten", "cho tôi biết"): a question
+    #: back in the imperative.
+    requests: tuple[str, ...]
+    #: Words that may stand beside an answer word in an elliptic reply ("Not in your case.",
+    #: "Nee, dat hoeft niet.", "Không cần đâu."): pronouns, words of need, "in your case".
+    ellipsis: tuple[str, ...]
 
 
 def _load_frames(path: Path) -> tuple[dict[str, NonclaimFrames], list[dict[str, object]]]:

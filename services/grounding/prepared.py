@@ -24,7 +24,7 @@ from typing import Final
 from schemas.events import Passage
 from services.grounding.medical.lexicon import MedicalLexicon
 from services.grounding.medical.names import read_opening
-from services.grounding.medical.reading import Carry, Reading, read_sentence
+from services.grounding.medical.reading import Carry, Reading, SentenceReading, read_sentence
 from services.grounding.medical.strength import (
     concentrations,
     counted_strengths,
@@ -102,6 +102,28 @@ def _in_mg(
     return out
 
 
+def _title_end(
+    t: Tokens, found: list[Amount], stated: list[tuple[str, Decimal, Amount]]
+) -> int | None:
+    """The colon that ends a leaflet's title ("Simethicon 80 mg viên nhai:", "Loratadine 10 mg
+    tablets:") when a statement without an amount follows it: the title's strength is no
+    dose of that statement's group, and the statement is read on its own."""
+    if not stated or ":" not in t.words:
+        return None
+    colon = t.words.index(":")
+    if all(a.t1 <= colon for a in found) and colon + 1 < len(t):
+        return colon
+    return None
+
+
+def _as_strength(r: Reading) -> Reading:
+    """A passage's strength ("Diosmectite 3 g powder per sachet", "Lariam 250 mg") is what one
+    unit holds: at most one dose, never a day's amount ("3 g a day" is not backed by it)."""
+    if r.unit != "mg" or r.basis is not None or r.frequency is not None or r.qualifier is not None:
+        return r
+    return replace(r, basis="dose")
+
+
 def prepare_passage(
     passage: Passage, language: str | None, lexicon: MedicalLexicon
 ) -> PreparedPassage:
@@ -123,7 +145,7 @@ def prepare_passage(
     drugs |= carry.drugs
     forms: list[tuple[str, Decimal]] = []
     every: list[Amount] = []
-    for sentence, t in sentences:
+    for k, (sentence, t) in enumerate(sentences):
         found: list[Amount] = amounts(t, language)
         every += found
         for q in flatten(found):
@@ -132,17 +154,27 @@ def prepare_passage(
             numbers.add(q.written)
         numbers |= word_numbers(t, language)
         units = units_of(t, language, passage=True)
-        read = read_sentence(t, 0, len(t), found, language, lexicon, carry, units)
+        stated = strength_amounts(t, found)
+        title = _title_end(t, found, stated) if k == 0 else None
+        if title is None:
+            read = read_sentence(t, 0, len(t), found, language, lexicon, carry, units)
+        else:  # "Simethicon 80 mg viên nhai: … có thể dùng cho phụ nữ có thai"
+            head = read_sentence(t, 0, title, found, language, lexicon, carry, units)
+            tail = read_sentence(t, title + 1, len(t), [], language, lexicon, head.carry, units)
+            read = SentenceReading(head.readings + tail.readings, head.used | tail.used, tail.carry)
         carry = read.carry
         drugs |= carry.drugs
-        stated = strength_amounts(t, found)
         if not stated and len(read.readings) > 1:
             stated = named_strengths(
                 (r.unit for r in read.readings), found, _drug_named(t, lexicon)
             )
         forms += [(unit, value) for unit, value, _ in stated]
         counted = counted_strengths(t, found, language, stated)
-        readings.extend((sentence.text, r) for r in scale_counted(read.readings, counted))
+        strength_at = {t.starts[a.t0] for _, _, a in stated if t.starts[a.t0] not in counted}
+        readings.extend(
+            (sentence.text, _as_strength(r) if r.start in strength_at else r)
+            for r in scale_counted(read.readings, counted)
+        )
     strength = one_strength(forms)
     readings += _in_mg(readings, strength)
     per_ml = concentrations(every)

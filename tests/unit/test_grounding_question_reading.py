@@ -72,11 +72,14 @@ def _plain(text: str, language: str | None) -> MedicalContext:
     age: tuple[Decimal | None, Decimal | None] | None = None
     carry = Carry()
     clearance: Decimal | None = None
+    asked = {g.key for g in lex.group_file.conditions if g.population}
     read_to = 0
     for sentence in split_sentences(text[:QUESTION_CHARS], lang)[:QUESTION_SENTENCES]:
         read_to = sentence.end
         t = tokenize(sentence.text)
         read = read_sentence(t, 0, len(t), amounts(t, lang), lang, lex, carry)
+        if read.carry.risk and t.words and t.words[-1] == "?":  # the group a question asks about
+            populations |= read.carry.risk & asked
         drugs |= read.carry.drugs
         got = read.carry.clearance
         if clearance is None and got is not None and got.kind == "exact" and got.low == got.high:

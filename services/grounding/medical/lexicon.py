@@ -194,6 +194,9 @@ class LanguageCues(_Strict):
     interval_after: list[str]
     #: A time of day that recurs, read as once a day ("every morning", "elke avond", "mỗi tối").
     daily: list[str] = Field(default_factory=list)
+    #: Morning and evening, read as twice a day ("every morning and evening", "'s ochtends en
+    #: 's avonds", "sáng và tối").
+    twice_daily: list[str] = Field(default_factory=list)
     polarity: dict[Polarity, list[str]]
     #: Polarity phrases about stopping or going on with a drug: positive (a negated stop, "keep
     #: taking") they are a safety claim even without a risk condition. Each is a polarity phrase.
@@ -361,6 +364,7 @@ class MedicalLexicon:
         entries += [(p, Cue("ivl_before")) for p in cues.interval_before]
         entries += [(p, Cue("ivl_after")) for p in cues.interval_after]
         entries += [(p, Cue("freq", count=1, value="daily")) for p in cues.daily]
+        entries += [(p, Cue("freq", count=2, value="daily")) for p in cues.twice_daily]
         keeps = {phrase_tokens(p) for p in cues.keep_use}
         listed = {phrase_tokens(p) for ps in cues.polarity.values() for p in ps}
         if keeps - listed:

@@ -986,7 +986,9 @@ def read_sentence(
         basis: Basis | None = None
         per_time = first.per_time or last.per_time
         interval: Span | None = None
-        if per_time is not None and per_time < _DAY:
+        if per_time is not None and (per_time < _DAY or _DAY < per_time < _WEEK):
+            # "500 mg per 8 hours"; "300 mg mỗi 48 giờ": a time between a day and a week is
+            # the interval too, not a basis
             basis, interval = "dose", Span(_DAY / per_time, _DAY / per_time)
         elif per_time is not None:
             basis = "day" if per_time == _DAY else "week" if per_time == _WEEK else None
@@ -1013,7 +1015,11 @@ def read_sentence(
             if freq is not None:
                 items.append(_Item("freq", a.t0, a.t1, freq))
                 used.update(range(a.t0, a.t1))
-            elif _at_once(a, items):
+            elif _at_once(a, items) or (
+                a.t0 in cue_tokens and any(b.t1 == a.t0 and b.unit == "h" for b in found)
+            ):
+                # "mỗi 6 giờ một lần", "cứ 2 đến 4 giờ một lần": the count right after the
+                # time of an interval phrase is the interval's own, no number of its own
                 used.update(range(a.t0, a.t1))
         elif a.unit == "h" and a.t0 not in cue_tokens:
             interval = _interval_of(a, cues)
@@ -1025,7 +1031,8 @@ def read_sentence(
     duration = _duration(found, cues, words, lo, used | cue_tokens | age_tokens)
     for k, (s, e, cue) in enumerate(cues):
         if cue.kind == "freq" and cue.value == "daily":  # "every morning": once a day
-            items.append(_Item("freq", s, e, Span(Decimal(1), Decimal(1))))
+            n = Decimal(cue.count)  # "morning and evening": twice
+            items.append(_Item("freq", s, e, Span(n, n)))
             continue
         if cue.kind == "freq" and k not in taken_cues:
             day = _day_basis_after(cues, e, taken_cues)
@@ -1470,9 +1477,8 @@ def _duration(
     times = [
         a
         for a in found
-        if a.unit == "h"
+        if ((a.unit == "h" and a.low >= _DAY) or a.unit == "month")
         and a.per_time is None
-        and a.low >= _DAY
         and a.t0 not in taken
         and not (a.t0 > lo and words[a.t0 - 1] in _NOT_A_COURSE)
         and not (a.t1 < len(words) and words[a.t1] in _NOT_A_COURSE and not _opens_course(words, a))
@@ -1481,12 +1487,24 @@ def _duration(
     ]
     if not times:
         return None
-    span = Span(min(a.low for a in times), max(a.high for a in times))
+    span = Span(min(_hours(a)[0] for a in times), max(_hours(a)[1] for a in times))
     if len(times) == 1:
         limit = [c for s, e, c in cues if c.kind == "qual" and times[0].t0 - 3 <= e <= times[0].t0]
         if limit and limit[-1].value in ("max", "min"):
             span = _qualified(span, limit[-1].value)  # type: ignore[arg-type]
     return span, times[0].t0, times[-1].t1
+
+
+#: The days of a calendar month, shortest and longest: "3 months" is 12 to 13 weeks.
+_MONTH_DAYS: Final = (Decimal(28), Decimal(31))
+
+
+def _hours(a: Amount) -> tuple[Decimal, Decimal]:
+    """A time in hours; a course in months spans the lengths its months can have ("for 3
+    months" is 84 to 93 days), so "12 weeks" lies within it."""
+    if a.unit == "month":
+        return a.low * _MONTH_DAYS[0] * _DAY, a.high * _MONTH_DAYS[1] * _DAY
+    return a.low, a.high
 
 
 def _in_condition(words: list[str], lo: int, t: int) -> bool:

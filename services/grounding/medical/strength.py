@@ -39,30 +39,65 @@ FORM_UNITS: Final[Mapping[str, str]] = {
     **{w: u.base for w, u in UNITS.items() if u.base in ("tablet", "puff", "sachet")},
     "xịt": "puff",
     "comprimé": "tablet",
+    # an inhaler's "metered dose" ("20 micrograms per metered dose", "per afgemeten dosis") is
+    # one puff
+    "metered": "puff",
+    "afgemeten": "puff",
 }
+
+#: Words that spread an amount over each unit of the form named after them ("20 micrograms
+#: per metered dose", "4 g poeder per sachet", "80 mg mỗi viên", "5 mg in elke tablet").
+_EACH: Final = frozenset({"per", "each", "every", "elke", "iedere", "elk", "mỗi"})
+
+
+def _form_after(words: list[str], t1: int) -> str | None:
+    """The form an amount ending at token ``t1`` is the strength of when a distributive word
+    follows it — at once or after one word that names the substance ("powder", "poeder",
+    "bột") — and a form word is among the two words after that."""
+    for j, word in enumerate(words[t1 : t1 + 2], t1):
+        if word in _EACH:
+            return next((FORM_UNITS[w] for w in words[j + 1 : j + 3] if w in FORM_UNITS), None)
+    return None
 
 
 def strength_amounts(t: Tokens, found: Sequence[Amount]) -> list[tuple[str, Decimal, Amount]]:
     """``(form unit, mg per unit, the amount that says it)`` for every strength stated in a
-    sentence: an mg amount next to a form word, a count restated in mg ("6 tabletten (3.000
-    mg)": 500 each), or the title of a leaflet ("Paracetamol 500 mg (Panadol)": a tablet)."""
-    mg = [a for a in found if a.unit == "mg" and len(a.parts) == 1]
+    sentence: an mg amount next to a form word or spread over it ("20 micrograms per metered
+    dose", "4 g poeder per sachet"), a count restated in mg or an mg amount restated as a count
+    in brackets ("6 tabletten (3.000 mg)": 500 each; "8 tot 16 g (2 tot 4 sachets)": 4 g each,
+    a range only when both ends give the same strength), or the title of a leaflet
+    ("Paracetamol 500 mg (Panadol)": a tablet)."""
+    mg = [a for a in found if a.unit == "mg"]
     if not mg:
         return []
     words = t.words
     out: list[tuple[str, Decimal, Amount]] = []
-    counts = {a.t1: a for a in found if a.unit in _COUNT_UNITS and len(a.parts) == 1}
+    ending: dict[int, Amount] = {}
+    opening: dict[int, Amount] = {}
+    if "(" in words:  # a restatement in brackets: "6 tabletten (3.000 mg)", "4 g (1 sachet)"
+        for a in found:
+            if a.unit in _COUNT_UNITS:
+                ending[a.t1] = opening[a.t0] = a
     for a in mg:
-        count = counts.get(a.t0 - 1) if words[a.t0 - 1 : a.t0] == ["("] else None
+        count = None
+        if ending and words[a.t0 - 1 : a.t0] == ["("]:
+            count = ending.get(a.t0 - 1)
+        if count is None and opening and words[a.t1 : a.t1 + 1] == ["("]:
+            count = opening.get(a.t1 + 1)
         if count is not None:
-            if count.low > 0:
+            if count.low > 0 and a.low * count.high == a.high * count.low:
                 out.append((count.unit, a.low / count.low, a))
             continue
+        if a.low != a.high:
+            continue  # a range is no strength unless its brackets say so
         near = (*words[a.t1 : a.t1 + 2], *reversed(words[max(0, a.t0 - 2) : a.t0]))
         unit = next((FORM_UNITS[w] for w in near if w in FORM_UNITS), None)
+        if unit is None:
+            unit = _form_after(words, a.t1)
         if unit is not None:
             out.append((unit, a.low, a))
-    if not out and len(mg) == 1 and len(found) == 1 and sum(k == 0 for k in t.kinds) <= 6:
+    title = not out and len(found) == 1 and len(mg) == 1 and len(mg[0].parts) == 1
+    if title and sum(k == 0 for k in t.kinds) <= 6:
         out.append(("tablet", mg[0].low, mg[0]))  # a title: drug and strength
     return out
 
