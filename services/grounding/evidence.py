@@ -32,7 +32,11 @@ from services.grounding.quantities import Quantity, format_decimal
 #: Milligrams in a kilogram (a body weight reads as a mass in mg).
 _MG_PER_KG = Decimal(1_000_000)
 
-__all__ = ["Evidence", "PassageEvidence", "Verdict", "ground", "ground_medical"]
+__all__ = ["UNNAMED", "Evidence", "PassageEvidence", "Verdict", "ground", "ground_medical"]
+
+#: The drug of a passage reading that names none, for :meth:`Evidence.drugs_by_amount`.
+UNNAMED: Final = ""
+_UNNAMED: Final = frozenset({UNNAMED})
 
 #: A prepared passage, as the grounding test sees it.
 PassageEvidence = PreparedPassage
@@ -159,13 +163,15 @@ class Evidence:
 
     @cached_property
     def drugs_by_amount(self) -> dict[tuple[str | None, Decimal, Decimal], frozenset[str]]:
-        """The drugs of the passage readings that state each amount (unit, low, high)."""
+        """The drugs of the passage readings that state each amount (unit, low, high); a
+        reading that names no drug (a drug no lexicon knows) counts as :data:`UNNAMED`, so an
+        amount such a passage states is not taken for a named drug's."""
         out: dict[tuple[str | None, Decimal, Decimal], frozenset[str]] = {}
         for p in self.readings:
             r = p.reading
-            if r.amount is not None and r.drugs:
+            if r.amount is not None:
                 key = (r.unit, r.amount.low, r.amount.high)
-                out[key] = out.get(key, frozenset()) | r.drugs
+                out[key] = out.get(key, frozenset()) | (r.drugs or _UNNAMED)
         return out
 
     def renamed(self, drugs: frozenset[str]) -> frozenset[str]:

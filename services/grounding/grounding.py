@@ -42,7 +42,7 @@ from services.evaluation import faithfulness
 from services.grounding.citations import check_citations, resolve
 from services.grounding.claims import AtomicClaim, atomic_claims, fact_checks
 from services.grounding.config import GroundingConfig
-from services.grounding.evidence import Evidence, Verdict, ground, ground_medical
+from services.grounding.evidence import UNNAMED, Evidence, Verdict, ground, ground_medical
 from services.grounding.extractors import ExtractorSet
 from services.grounding.facts import FactRegistry
 from services.grounding.medical.compare import Comparison, PassageReading
@@ -97,9 +97,10 @@ def _resolve_drugs(claims: list[AtomicClaim], evidence: Evidence) -> list[Atomic
             drugs = last
         if len(drugs) != 1:
             kinds = {r.kind for r in claim.readings}
-            drugs = frozenset().union(
-                *(p.reading.drugs for p in evidence.readings if p.reading.kind in kinds)
-            )
+            about = [p.reading.drugs for p in evidence.readings if p.reading.kind in kinds]
+            # one drug only when every such passage reading names it: a passage about a drug
+            # no lexicon knows ("Ivabradine: …" beside a nebivolol leaflet) may be the one
+            drugs = frozenset().union(*about) if all(about) else frozenset()
         if len(drugs) != 1:
             drugs = _drug_by_amount(claim.readings, evidence)
         if len(drugs) != 1:
@@ -121,7 +122,7 @@ def _drug_by_amount(readings: tuple[Reading, ...], evidence: Evidence) -> frozen
     for r in readings:
         if not r.drugs and r.amount is not None:
             found |= by_amount.get((r.unit, r.amount.low, r.amount.high), frozenset())
-    return found
+    return frozenset() if UNNAMED in found else found
 
 
 #: A person word shortly before a bare number makes it that person's age in a question ("my
