@@ -273,6 +273,9 @@ class NonclaimFrames:
     contact_verbs: tuple[str, ...]
     urgency: tuple[str, ...]
     contrast: tuple[str, ...]
+    #: Concessive conjunctions ("even though", "ook al", "kể cả khi"): they concede the user's
+    #: circumstance and bring in no claim, so they do not count as a contrast.
+    concessions: tuple[str, ...]
     courtesy: tuple[str, ...]
     limits: tuple[str, ...]
     #: Openings that say back what the user asked ("You're asking whether", "U wilt weten").
