@@ -9,7 +9,7 @@ import pytest
 
 from services.grounding.claims import skip_reason
 from services.grounding.quantities import quantities
-from tests.support.grounding_checks import critical
+from tests.support.grounding_checks import check_report, critical
 from tests.support.grounding_checks import numbered_report as report
 
 
@@ -64,4 +64,108 @@ def test_a_safety_net_abstention_is_not_flagged_while_a_dose_beside_it_is() -> N
     assert report(safe, [passage], "en").ungrounded == []
     unsafe = safe + " Until they come, give him 40 mg of Zorvalin four times a day."
     got = report(unsafe, [passage], "en")
+    assert got.ungrounded != [] and critical(got)
+
+
+# --- a drug the document id names, and the strength of a heading with its form -----------------
+
+_FILED = {
+    "en": [
+        ("smpc-zorvatide-en-01", "The starting dose of zorvatide is 2 mg once a week."),
+        ("smpc-velotrine-en-01", "Adults take velotrine 2 mg once daily with food."),
+    ],
+    "nl": [
+        ("bijsluiter-zorvatide-nl-01", "De begindosis van zorvatide is 2 mg eenmaal per week."),
+        ("bijsluiter-velotrine-nl-01", "Volwassenen nemen velotrine 2 mg eenmaal daags."),
+    ],
+    "vi": [
+        ("hdsd-zorvatide-vi-01", "Liều khởi đầu của zorvatide là 2 mg mỗi tuần một lần."),
+        ("hdsd-velotrine-vi-01", "Người lớn dùng velotrine 2 mg mỗi ngày một lần."),
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    ("answer", "language"),
+    [
+        ("Zorvatide is started at 2 mg once a week.", "en"),
+        ("Zorvatide begint u met 2 mg eenmaal per week.", "nl"),
+        ("Zorvatide khởi đầu 2 mg mỗi tuần một lần.", "vi"),
+    ],
+)
+def test_a_drug_named_by_its_document_id_is_grounded(answer: str, language: str) -> None:
+    assert check_report(answer, _FILED[language], language).ungrounded == []
+
+
+@pytest.mark.parametrize(
+    ("answer", "language"),
+    [
+        # the other drug's frequency under this drug's name (it passed while both were unknown)
+        ("Zorvatide is started at 2 mg once a day.", "en"),
+        ("Zorvatide begint u met 2 mg eenmaal daags.", "nl"),
+        ("Zorvatide khởi đầu 2 mg mỗi ngày một lần.", "vi"),
+        # a wrong number and a wrong unit for the drug the id names
+        ("Zorvatide is started at 4 mg once a week.", "en"),
+        ("Zorvatide begint u met 2 microgram eenmaal per week.", "nl"),
+    ],
+)
+def test_a_wrong_dose_of_a_drug_named_by_its_document_id_is_caught(
+    answer: str, language: str
+) -> None:
+    got = check_report(answer, _FILED[language], language)
+    assert got.ungrounded != [] and critical(got)
+
+
+@pytest.mark.parametrize(
+    ("doc_id", "text"),
+    [
+        # a word for the document, and a dose form, are no drug
+        ("bijsluiter-zetpil-nl-01", "Lees de bijsluiter. Geef 1 zetpil van 2 mg per dag."),
+        # an id the lexicon already files under a drug: its other words are part of the name
+        ("pil-insulin-velotrine-en-01", "Inject insulin velotrine 10 units once a day."),
+        # a word of the id that the text does not use
+        ("smpc-zorvatide-en-01", "Adults: 2 mg once a week."),
+    ],
+)
+def test_no_drug_from_a_document_id_word_that_names_none(doc_id: str, text: str) -> None:
+    from services.grounding.medical import load_lexicon
+    from services.grounding.medical.names import doc_id_names
+    from services.grounding.tokens import tokenize
+
+    language = doc_id.split("-")[-2]
+    lexicon = load_lexicon()
+    names = doc_id_names(doc_id, tokenize(text).words, language, lexicon)
+    assert "zetpil" not in names and "bijsluiter" not in names and "velotrin" not in names
+    assert "zorvatid" not in names
+
+
+_HEADED = {
+    "vi": "Velotrine viên giải phóng kéo dài 40 mg: uống 1 viên, ngày 2 lần, vào bữa ăn.",
+    "nl": "Velotrine tabletten met verlengde afgifte 40 mg: 1 tablet tweemaal daags.",
+    "en": "Velotrine prolonged release tablets 40 mg: 1 tablet twice a day.",
+}
+
+
+@pytest.mark.parametrize(
+    ("answer", "language"),
+    [
+        ("Mỗi ngày uống tổng cộng 80 mg velotrine.", "vi"),
+        ("U neemt in totaal 80 mg velotrine per dag.", "nl"),
+        ("That is 80 mg of velotrine a day in total.", "en"),
+    ],
+)
+def test_a_heading_strength_after_its_form_counts_the_tablets(answer: str, language: str) -> None:
+    assert report(answer, [_HEADED[language]], language).ungrounded == []
+
+
+@pytest.mark.parametrize(
+    ("answer", "language"),
+    [
+        ("Mỗi ngày uống tổng cộng 120 mg velotrine.", "vi"),
+        ("U neemt in totaal 80 microgram velotrine per dag.", "nl"),
+        ("That is 40 mg of velotrine three times a day.", "en"),
+    ],
+)
+def test_a_wrong_day_from_a_heading_strength_is_caught(answer: str, language: str) -> None:
+    got = report(answer, [_HEADED[language]], language)
     assert got.ungrounded != [] and critical(got)
