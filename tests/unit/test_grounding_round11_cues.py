@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from schemas.verdicts import MedicalContext
 from services.grounding.claims import skip_reason
 from services.grounding.quantities import quantities
 from tests.support.grounding_checks import check_report, critical
@@ -169,3 +170,54 @@ def test_a_heading_strength_after_its_form_counts_the_tablets(answer: str, langu
 def test_a_wrong_day_from_a_heading_strength_is_caught(answer: str, language: str) -> None:
     got = report(answer, [_HEADED[language]], language)
     assert got.ungrounded != [] and critical(got)
+
+
+# --- a product worked out in the answer ("200 × 70 = 14,000 IU") ------------------------------
+
+_PER_KG = {
+    "en": "Velotrine, treatment of thrombosis: 150 IU/kg body weight once daily. "
+    "The single daily dose should not exceed 15,000 IU.",
+    "nl": "Velotrine bij trombose: 150 IE per kg lichaamsgewicht eenmaal daags, "
+    "ten hoogste 15.000 IE per dag.",
+    "vi": "Velotrine điều trị huyết khối: 150 IU/kg cân nặng, ngày một lần; "
+    "tối đa 15.000 IU mỗi ngày.",
+}
+
+
+def _weighs(kg: float) -> MedicalContext:
+    return MedicalContext(drugs=["velotrine"], populations=[], weight_kg=kg)
+
+
+@pytest.mark.parametrize(
+    ("answer", "language"),
+    [
+        ("Dose: 150 IU per kg, so 150 × 80 = 12,000 IU once a day.", "en"),
+        ("Dosis: 150 IE per kg, dus 150 x 80 = 12.000 IE eenmaal daags.", "nl"),
+        ("Liều 150 IU/kg, tức là 150 x 80 = 12.000 IU, ngày một lần.", "vi"),
+    ],
+)
+def test_a_right_product_worked_out_is_grounded(answer: str, language: str) -> None:
+    assert report(answer, [_PER_KG[language]], language, _weighs(80)).ungrounded == []
+
+
+@pytest.mark.parametrize(
+    ("answer", "language"),
+    [
+        # the product miscalculated: its operands read as before ("150 times")
+        ("Dose: 150 IU per kg, so 150 × 80 = 14,000 IU once a day.", "en"),
+        ("Dosis: 150 IE per kg, dus 150 x 80 = 14.000 IE eenmaal daags.", "nl"),
+        # the wrong dose per kg, worked out right
+        ("Dose: 200 IU per kg, so 200 × 80 = 16,000 IU once a day.", "en"),
+        # the wrong unit after a right product
+        ("Liều 150 IU/kg, tức là 150 x 80 = 12.000 mg, ngày một lần.", "vi"),
+    ],
+)
+def test_a_wrong_product_or_dose_worked_out_is_caught(answer: str, language: str) -> None:
+    got = report(answer, [_PER_KG[language]], language, _weighs(80))
+    assert got.ungrounded != [] and critical(got)
+
+
+def test_a_times_sign_without_a_result_is_still_a_count() -> None:
+    assert [q.key for q in quantities("200 mg x 3 lần/ngày", "vi")] == ["200 mg", "3 times"]
+    assert [q.key for q in quantities("2 × 5 = 10 tablets")] == ["2", "5", "10 tablet"]
+    assert quantities("2 × 5 = 12 tablets")[0].key == "2 times"
