@@ -460,18 +460,31 @@ _AGE_ROUNDING: Final = Decimal("0.01")
 _RATE_HOURS: Final = Decimal(1)
 
 
+#: Copulas after which a bare number says someone's age ("Uw zoon is 7", "He's 68"); Vietnamese
+#: writes the unit ("7 tuổi").
+_COPULAS: Final = frozenset({"is", "s", "was", "bent", "zijn"})
+
+
 def _told_by_question(
-    found: Sequence[Amount], used: frozenset[int], question: Carry
+    found: Sequence[Amount], used: frozenset[int], question: Carry, words: Sequence[str] = ()
 ) -> frozenset[Quantity]:
     """The quantities of a sentence that say back the patient's age or kidney clearance as the
     question states them ("Met een klaring van 25 ml/min …" after "klaring 25", "voor een baby
     van drie maanden" after "onze zoon van 3 maanden"), read by the sentence as an age or a
-    clearance (``used``): they describe the patient, not the drug. Another value than the
+    clearance (``used``), or, for the age, a bare number after a copula ("Uw zoon is 7, dus …"
+    after "mijn zoon van 7"): they describe the patient, not the drug. Another value than the
     question's is still looked for among the passages."""
     out: set[Quantity] = set()
     age, clearance = question.age, question.clearance
     for a in found:
-        if a.t0 not in used or len(a.parts) != 1:
+        if len(a.parts) != 1:
+            continue
+        if a.t0 not in used:
+            said = not a.symbol and a.t0 >= 1 and a.t0 < len(words) and words[a.t0 - 1] in _COPULAS
+            if not (said and age is not None and age[0] is not None and age[0] == age[1]):
+                continue
+            if abs(a.low - age[0]) < _AGE_ROUNDING:
+                out.add(a.parts[0])
             continue
         value = a.low
         if (
@@ -550,7 +563,7 @@ def atomic_claims(
             q for a in found_amounts if not set(range(a.t0, a.t1)) & read.used for q in a.parts
         )
         if context is not None and (context.age is not None or context.clearance is not None):
-            told = _told_by_question(found_amounts, read.used, context)
+            told = _told_by_question(found_amounts, read.used, context, t.words)
             if told:  # the patient's age or clearance said back: no number to look for
                 found = tuple(q for q in found if q not in told)
                 leftover = tuple(q for q in leftover if q not in told)

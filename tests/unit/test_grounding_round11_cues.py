@@ -9,6 +9,7 @@ import pytest
 
 from schemas.verdicts import MedicalContext
 from services.grounding.claims import skip_reason
+from services.grounding.grounding import medical_context
 from services.grounding.quantities import quantities
 from tests.support.grounding_checks import check_report, critical
 from tests.support.grounding_checks import numbered_report as report
@@ -221,3 +222,43 @@ def test_a_times_sign_without_a_result_is_still_a_count() -> None:
     assert [q.key for q in quantities("200 mg x 3 lần/ngày", "vi")] == ["200 mg", "3 times"]
     assert [q.key for q in quantities("2 × 5 = 10 tablets")] == ["2", "5", "10 tablet"]
     assert quantities("2 × 5 = 12 tablets")[0].key == "2 times"
+
+
+# --- the patient's age said back after a copula ("Uw zoon is 7, dus …") ------------------------
+
+_SPRAY = {
+    "en": "Velotrine nasal spray: adults and children from 6 years: 1 spray in each nostril "
+    "twice a day.",
+    "nl": "Velotrine neusspray: volwassenen en kinderen vanaf 6 jaar: tweemaal daags "
+    "1 verstuiving in elk neusgat.",
+}
+_ASKED = {
+    "en": "My daughter of 9 has hay fever. How often can she use the Velotrine spray?",
+    "nl": "Mijn dochter van 9 heeft hooikoorts. Hoe vaak mag ze de Velotrine neusspray?",
+}
+
+
+@pytest.mark.parametrize(
+    ("answer", "language"),
+    [
+        ("Your daughter is 9, so she can use it: 1 spray in each nostril twice a day.", "en"),
+        ("Uw dochter is 9, dus ze mag hem gebruiken: tweemaal daags 1 pufje in elk neusgat.", "nl"),
+    ],
+)
+def test_the_age_said_back_after_a_copula_is_no_claim(answer: str, language: str) -> None:
+    ctx = medical_context(_ASKED[language], language)
+    assert report(answer, [_SPRAY[language]], language, ctx).ungrounded == []
+
+
+@pytest.mark.parametrize(
+    ("answer", "language"),
+    [
+        # another age than the question's is still looked for
+        ("Your daughter is 4, so she can use it: 1 spray in each nostril twice a day.", "en"),
+        # the dose beside the age said back is still checked
+        ("Uw dochter is 9, dus ze mag: viermaal daags 2 pufjes in elk neusgat.", "nl"),
+    ],
+)
+def test_a_wrong_age_or_dose_beside_the_age_said_back_is_caught(answer: str, language: str) -> None:
+    ctx = medical_context(_ASKED[language], language)
+    assert report(answer, [_SPRAY[language]], language, ctx).ungrounded != []
