@@ -465,6 +465,41 @@ _RATE_HOURS: Final = Decimal(1)
 _COPULAS: Final = frozenset({"is", "s", "was", "bent", "zijn"})
 
 
+@lru_cache(maxsize=8)
+def _rejection_keys(language: str | None) -> tuple[str, ...]:
+    frames = (
+        [NONCLAIM_FRAMES[language]] if language in NONCLAIM_FRAMES else NONCLAIM_FRAMES.values()
+    )
+    return tuple(p for f in frames for p in f.rejections)
+
+
+#: Tokens that end a clause: what a rejection sets aside stops there.
+_CLAUSE_ENDS: Final = frozenset({",", ";", ":", "—", "–", "(", ")"})
+
+
+def _not_rejected(
+    readings: tuple[Reading, ...] | list[Reading], t: Tokens, language: str | None
+) -> tuple[Reading, ...]:
+    """The readings outside what the sentence sets aside: from a rejection ("rather than",
+    "in plaats van", "niet de", "thay vì") to the end of its clause ("5 mg once a day rather
+    than the standard 10 mg": the 10 mg is no dose the answer gives)."""
+    words = t.words
+    spans: list[tuple[int, int]] = []
+    for phrase in _rejection_keys(language):
+        parts = phrase.split()
+        size = len(parts)
+        for i in range(len(words) - size + 1):
+            if words[i : i + size] == parts:
+                j = i + size
+                while j < len(words) and words[j] not in _CLAUSE_ENDS:
+                    j += 1
+                end = t.ends[j - 1] if j > i else t.ends[i]
+                spans.append((t.starts[i], end))
+    if not spans:
+        return tuple(readings)
+    return tuple(r for r in readings if not any(lo <= r.start < hi for lo, hi in spans))
+
+
 def _told_by_question(
     found: Sequence[Amount], used: frozenset[int], question: Carry, words: Sequence[str] = ()
 ) -> frozenset[Quantity]:
@@ -548,6 +583,8 @@ def atomic_claims(
         read = read_sentence(t, 0, len(t), found_amounts, language, lex, carry, units)
         carry = read.carry
         readings = _counts_as_stated(read.readings, t, found_amounts, language, lex, strengths)
+        if readings and has_cue(key, _rejection_keys(language)):
+            readings = _not_rejected(readings, t, language)
         if any(not r.open for r in readings):
             kind: ClaimKind = (
                 "dose" if any(r.kind == "dose" for r in readings) else "contraindication"

@@ -262,3 +262,53 @@ def test_the_age_said_back_after_a_copula_is_no_claim(answer: str, language: str
 def test_a_wrong_age_or_dose_beside_the_age_said_back_is_caught(answer: str, language: str) -> None:
     ctx = medical_context(_ASKED[language], language)
     assert report(answer, [_SPRAY[language]], language, ctx).ungrounded != []
+
+
+# --- what the answer sets aside ("rather than the standard 10 mg") ------------------------------
+
+_BANDS = {
+    "en": "Zorvatide: adults 10 mg once daily. Patients weighing less than 60 kg: 5 mg once daily.",
+    "nl": "Zorvatide: volwassenen 20 mg tweemaal daags. Bij een ernstige nierfunctiestoornis: "
+    "20 mg eenmaal daags.",
+    "vi": "Zorvatide: người lớn 20 mg x 2 lần/ngày. Người suy thận nặng: 20 mg x 1 lần/ngày.",
+}
+
+
+@pytest.mark.parametrize(
+    ("answer", "language"),
+    [
+        (
+            "Because she weighs less than 60 kg, she takes 5 mg once a day rather than the "
+            "standard 10 mg.",
+            "en",
+        ),
+        (
+            "Bij een ernstige nierfunctiestoornis neemt hij 20 mg eenmaal daags in plaats van de "
+            "gewone twee keer per dag.",
+            "nl",
+        ),
+        ("Người suy thận nặng uống 20 mg x 1 lần/ngày, thay vì 2 lần/ngày như bình thường.", "vi"),
+    ],
+)
+def test_the_dose_an_answer_sets_aside_is_no_claim(answer: str, language: str) -> None:
+    assert report(answer, [_BANDS[language]], language).ungrounded == []
+
+
+@pytest.mark.parametrize(
+    ("answer", "language"),
+    [
+        # the dose given is the one set aside by the passage for this group
+        ("Because she weighs less than 60 kg, she takes 10 mg once a day rather than 5 mg.", "en"),
+        (
+            "Bij een ernstige nierfunctiestoornis neemt hij 20 mg tweemaal daags in plaats van "
+            "eenmaal daags.",
+            "nl",
+        ),
+        ("Người suy thận nặng uống 40 mg x 1 lần/ngày, thay vì 20 mg.", "vi"),
+        # "en niet meer dan" is a limit, not a rejection
+        ("Volwassenen nemen 20 mg tweemaal daags, en niet meer dan 80 mg per dag.", "nl"),
+    ],
+)
+def test_a_wrong_dose_beside_what_is_set_aside_is_caught(answer: str, language: str) -> None:
+    got = report(answer, [_BANDS[language]], language)
+    assert got.ungrounded != [] and critical(got)
