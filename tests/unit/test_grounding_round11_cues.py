@@ -312,3 +312,68 @@ def test_the_dose_an_answer_sets_aside_is_no_claim(answer: str, language: str) -
 def test_a_wrong_dose_beside_what_is_set_aside_is_caught(answer: str, language: str) -> None:
     got = report(answer, [_BANDS[language]], language)
     assert got.ungrounded != [] and critical(got)
+
+
+# --- a sentence citing several documents, grounded by them together ---------------------------
+
+_TOGETHER = {
+    "en": [
+        "Zorvatide is indicated only in adults, for muscle spasticity after a stroke.",
+        "Zorvatide dosage: 150 to 450 mg daily, divided into 3 doses, after meals.",
+        "Velotrine, oral: 8 mg every 12 hours, at most 16 mg a day, for no more than 7 days.",
+    ],
+    "nl": [
+        "Zorvatide is alleen bestemd voor volwassenen met spierspasmen na een beroerte.",
+        "Dosering van zorvatide: 150 tot 450 mg per dag, verdeeld over 3 giften, na de maaltijd.",
+        "Velotrine, oraal: 8 mg om de 12 uur, ten hoogste 16 mg per dag, niet langer dan 7 dagen.",
+    ],
+    "vi": [
+        "Zorvatide chỉ được chỉ định cho người lớn bị co cứng cơ sau đột quỵ.",
+        "Liều dùng zorvatide: 150–450 mg mỗi ngày, chia làm 3 lần, uống sau bữa ăn.",
+        "Velotrine đường uống: 8 mg mỗi 12 giờ, tối đa 16 mg/ngày, không dùng quá 7 ngày.",
+    ],
+}
+_JOINT = {
+    "en": "Zorvatide is only for adults with spasticity after a stroke, at 150 to 450 mg a day "
+    "in 3 doses after meals {}.",
+    "nl": "Zorvatide is alleen voor volwassenen met spierspasmen na een beroerte, 150 tot 450 mg "
+    "per dag in 3 giften na de maaltijd {}.",
+    "vi": "Zorvatide chỉ dùng cho người lớn bị co cứng cơ sau đột quỵ, liều 150 đến 450 mg mỗi "
+    "ngày, chia làm 3 lần, uống sau bữa ăn {}.",
+}
+
+
+@pytest.mark.parametrize("language", ["en", "nl", "vi"])
+def test_two_cited_passages_that_ground_a_sentence_together_are_supported(language: str) -> None:
+    answer = _JOINT[language].format("[1, 2]")
+    got = report(answer, _TOGETHER[language], language)
+    assert got.unsupported_citations == [] and got.ungrounded == []
+
+
+@pytest.mark.parametrize("language", ["en", "nl", "vi"])
+def test_a_co_cited_passage_that_adds_nothing_is_unsupported(language: str) -> None:
+    answer = _JOINT[language].format("[2, 3]")  # the other drug's passage beside the dose
+    got = report(answer, _TOGETHER[language], language)
+    assert [c.doc_id for c in got.unsupported_citations] == ["doc-2"]
+
+
+@pytest.mark.parametrize(
+    ("answer", "language"),
+    [
+        # a wrong dose: no cited passage grounds it, so neither is supported
+        (
+            "Zorvatide is only for adults with spasticity after a stroke, at 150 to 900 mg a day "
+            "in 3 doses after meals [1, 2].",
+            "en",
+        ),
+        (
+            "Zorvatide chỉ dùng cho người lớn bị co cứng cơ sau đột quỵ, liều 150 đến 450 mg mỗi "
+            "lần, chia làm 3 lần, uống sau bữa ăn [1, 2].",
+            "vi",
+        ),
+    ],
+)
+def test_a_wrong_dose_citing_two_passages_is_still_caught(answer: str, language: str) -> None:
+    got = report(answer, _TOGETHER[language], language)
+    assert got.ungrounded != [] and critical(got)
+    assert {c.doc_id for c in got.unsupported_citations} == {"doc-0", "doc-1"}
