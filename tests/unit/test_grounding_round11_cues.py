@@ -377,3 +377,36 @@ def test_a_wrong_dose_citing_two_passages_is_still_caught(answer: str, language:
     got = report(answer, _TOGETHER[language], language)
     assert got.ungrounded != [] and critical(got)
     assert {c.doc_id for c in got.unsupported_citations} == {"doc-0", "doc-1"}
+
+
+# --- Vietnamese: no compound across a word that joins clauses ("thì", "nếu", "vì") ------------
+
+_STOP_IF = [
+    "Không dùng zorvatide cho trẻ dưới 12 tuổi. Ngừng thuốc nếu bị phát ban hoặc khó thở.",
+    "Zorvatide 20 mg: người lớn uống 1 viên mỗi ngày.",
+]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Nếu bị phát ban hoặc khó thở thì ngừng thuốc [1].",
+        "Nếu bị phát ban thì phải ngừng thuốc [1].",
+    ],
+)
+def test_a_condition_put_first_is_grounded_vi(answer: str) -> None:
+    got = report(answer, _STOP_IF, "vi")
+    assert got.ungrounded == [] and got.unsupported_citations == []
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        # another condition under the same frame, or another drug's advice
+        "Nếu bị sốt cao thì ngừng thuốc [1].",
+        "Nếu bị đau đầu thì ngừng thuốc [2].",
+    ],
+)
+def test_another_condition_put_first_is_still_flagged_vi(answer: str) -> None:
+    got = report(answer, _STOP_IF, "vi")
+    assert got.ungrounded != [] or got.unsupported_citations != []
