@@ -102,6 +102,8 @@ def check_citations(
     for claim in claims:
         docs = _unique([d for m in claim.markers for d, _ in resolve(m, evidence)])
         cited.append(docs)
+        if not docs:
+            continue
         failed = [d for d in docs if d in evidence.by_doc and not grounds(claim, d)[0]]
         if failed and len(docs) > 1:
             backing = [d for d in docs if d in evidence.by_doc and d not in failed]

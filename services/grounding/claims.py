@@ -276,7 +276,7 @@ def _frame(key: str, language: str | None, *, with_unit: bool) -> SkipReason | N
     for f in frames:
         if not has_cue(key, _FRAME_GATES[id(f)]):
             continue  # none of the phrases each branch below needs: most sentences
-        if has_cue(_without(key, f.concessions), f.contrast):
+        if has_cue(key, f.contrast) and has_cue(_without(key, f.concessions), f.contrast):
             continue  # "…, but adults take 4 g" (not "call 999 now, even though he seems fine")
         who = has_cue(key, f.speakers) or has_cue(key, f.sources)
         if who and has_cue(_without(key, f.limits), f.negators) and has_cue(key, f.verbs):

@@ -624,7 +624,7 @@ def amounts(tokens: Tokens, language: str | None = None) -> list[Amount]:
             i += 1
             continue
         unit = _unit_at(tokens, j, language) if j < n else None
-        if unit is not None and _worked_product(tokens, j, language):
+        if unit is not None and words[j] in _TIMES_SIGNS and _worked_product(tokens, j, language):
             unit = None  # "200 × 70 = 14,000 IU": a product worked out, not "200 times"
         if unit is None and j < n and words[j] in _MARKED_FIRST:
             unit = _marked_unit(tokens, j, language)
@@ -668,8 +668,7 @@ def _worked_product(tokens: Tokens, j: int, language: str | None) -> bool:
     "200 times", a claim no passage backs."""
     words, kinds = tokens.words, tokens.kinds
     if not (
-        words[j] in _TIMES_SIGNS
-        and j >= 1
+        j >= 1
         and j + 3 < len(words)
         and kinds[j - 1] == NUM
         and kinds[j + 1] == NUM
