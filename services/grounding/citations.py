@@ -16,7 +16,10 @@ Outcomes:
   sentences; numbers present and content-word support at the threshold for others), against
   the passages of that document alone. Sentences that are not claims (questions, courtesy) are not
   tested. A document that only the ``citations`` list names is unsupported when it grounds none
-  of the answer's claims; the issue then names the claim it supports best.
+  of the answer's claims; the issue then names the claim it supports best. A sentence that
+  cites several documents may be grounded by them together: a cited document that does not
+  ground it alone is still supported when another cited document grounds it and this one
+  states a part of the sentence that one does not (its indication beside the other's dose).
 """
 
 from __future__ import annotations
@@ -53,6 +56,24 @@ def _unique(items: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
 
+#: Content units a co-cited document must add to what the grounding one states.
+_ADDED_UNITS = 2
+
+
+def _adds_to(claim: AtomicClaim, doc_id: str, backing: Sequence[str], evidence: Evidence) -> bool:
+    """Whether ``doc_id``, cited beside documents that ground the sentence (``backing``), states
+    a part of it they do not: a sentence citing "[1-2]" for "only for adults with spasticity
+    after a stroke, 150 to 450 mg a day" takes the indication from one and the dose from the
+    other. It must add at least :data:`_ADDED_UNITS` of the sentence's content units; a
+    document that adds nothing is unsupported, as is every document when none grounds it."""
+    if not backing:
+        return False
+    passages = evidence.passages
+    told = frozenset().union(*[passages[i].units for d in backing for i in evidence.by_doc[d]])
+    own = frozenset().union(*[passages[i].units for i in evidence.by_doc[doc_id]])
+    return len((claim.units & own) - told) >= _ADDED_UNITS
+
+
 def check_citations(
     content: str,
     listed: Sequence[str],
@@ -81,9 +102,13 @@ def check_citations(
     for claim in claims:
         docs = _unique([d for m in claim.markers for d, _ in resolve(m, evidence)])
         cited.append(docs)
-        for doc_id in docs:
-            if doc_id in evidence.by_doc and not grounds(claim, doc_id)[0]:
-                unsupported.append(CitationIssue(doc_id=doc_id, claim=claim.text))
+        if not docs:
+            continue
+        failed = [d for d in docs if d in evidence.by_doc and not grounds(claim, d)[0]]
+        if failed and len(docs) > 1:
+            backing = [d for d in docs if d in evidence.by_doc and d not in failed]
+            failed = [d for d in failed if not _adds_to(claim, d, backing, evidence)]
+        unsupported.extend(CitationIssue(doc_id=d, claim=claim.text) for d in failed)
     for doc_id in _unique([d for d in listed if d in evidence.by_doc and d not in marked]):
         if not claims:
             continue

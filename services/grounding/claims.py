@@ -276,8 +276,8 @@ def _frame(key: str, language: str | None, *, with_unit: bool) -> SkipReason | N
     for f in frames:
         if not has_cue(key, _FRAME_GATES[id(f)]):
             continue  # none of the phrases each branch below needs: most sentences
-        if has_cue(key, f.contrast):
-            continue
+        if has_cue(key, f.contrast) and has_cue(_without(key, f.concessions), f.contrast):
+            continue  # "…, but adults take 4 g" (not "call 999 now, even though he seems fine")
         who = has_cue(key, f.speakers) or has_cue(key, f.sources)
         if who and has_cue(_without(key, f.limits), f.negators) and has_cue(key, f.verbs):
             return "abstention"
@@ -460,18 +460,66 @@ _AGE_ROUNDING: Final = Decimal("0.01")
 _RATE_HOURS: Final = Decimal(1)
 
 
+#: Copulas after which a bare number says someone's age ("Uw zoon is 7", "He's 68"); Vietnamese
+#: writes the unit ("7 tuổi").
+_COPULAS: Final = frozenset({"is", "s", "was", "bent", "zijn"})
+
+
+@lru_cache(maxsize=8)
+def _rejection_keys(language: str | None) -> tuple[str, ...]:
+    frames = (
+        [NONCLAIM_FRAMES[language]] if language in NONCLAIM_FRAMES else NONCLAIM_FRAMES.values()
+    )
+    return tuple(p for f in frames for p in f.rejections)
+
+
+#: Tokens that end a clause: what a rejection sets aside stops there.
+_CLAUSE_ENDS: Final = frozenset({",", ";", ":", "—", "–", "(", ")"})
+
+
+def _not_rejected(
+    readings: tuple[Reading, ...] | list[Reading], t: Tokens, language: str | None
+) -> tuple[Reading, ...]:
+    """The readings outside what the sentence sets aside: from a rejection ("rather than",
+    "in plaats van", "niet de", "thay vì") to the end of its clause ("5 mg once a day rather
+    than the standard 10 mg": the 10 mg is no dose the answer gives)."""
+    words = t.words
+    spans: list[tuple[int, int]] = []
+    for phrase in _rejection_keys(language):
+        parts = phrase.split()
+        size = len(parts)
+        for i in range(len(words) - size + 1):
+            if words[i : i + size] == parts:
+                j = i + size
+                while j < len(words) and words[j] not in _CLAUSE_ENDS:
+                    j += 1
+                end = t.ends[j - 1] if j > i else t.ends[i]
+                spans.append((t.starts[i], end))
+    if not spans:
+        return tuple(readings)
+    return tuple(r for r in readings if not any(lo <= r.start < hi for lo, hi in spans))
+
+
 def _told_by_question(
-    found: Sequence[Amount], used: frozenset[int], question: Carry
+    found: Sequence[Amount], used: frozenset[int], question: Carry, words: Sequence[str] = ()
 ) -> frozenset[Quantity]:
     """The quantities of a sentence that say back the patient's age or kidney clearance as the
     question states them ("Met een klaring van 25 ml/min …" after "klaring 25", "voor een baby
     van drie maanden" after "onze zoon van 3 maanden"), read by the sentence as an age or a
-    clearance (``used``): they describe the patient, not the drug. Another value than the
+    clearance (``used``), or, for the age, a bare number after a copula ("Uw zoon is 7, dus …"
+    after "mijn zoon van 7"): they describe the patient, not the drug. Another value than the
     question's is still looked for among the passages."""
     out: set[Quantity] = set()
     age, clearance = question.age, question.clearance
     for a in found:
-        if a.t0 not in used or len(a.parts) != 1:
+        if len(a.parts) != 1:
+            continue
+        if a.t0 not in used:
+            said = not a.symbol and a.t0 >= 1 and a.t0 < len(words) and words[a.t0 - 1] in _COPULAS
+            if not (said and age is not None and age[0] is not None and age[0] == age[1]):
+                continue
+            if abs(a.low - age[0]) < _AGE_ROUNDING:
+                out.add(a.parts[0])
             continue
         value = a.low
         if (
@@ -535,6 +583,8 @@ def atomic_claims(
         read = read_sentence(t, 0, len(t), found_amounts, language, lex, carry, units)
         carry = read.carry
         readings = _counts_as_stated(read.readings, t, found_amounts, language, lex, strengths)
+        if readings and has_cue(key, _rejection_keys(language)):
+            readings = _not_rejected(readings, t, language)
         if any(not r.open for r in readings):
             kind: ClaimKind = (
                 "dose" if any(r.kind == "dose" for r in readings) else "contraindication"
@@ -550,7 +600,7 @@ def atomic_claims(
             q for a in found_amounts if not set(range(a.t0, a.t1)) & read.used for q in a.parts
         )
         if context is not None and (context.age is not None or context.clearance is not None):
-            told = _told_by_question(found_amounts, read.used, context)
+            told = _told_by_question(found_amounts, read.used, context, t.words)
             if told:  # the patient's age or clearance said back: no number to look for
                 found = tuple(q for q in found if q not in told)
                 leftover = tuple(q for q in leftover if q not in told)

@@ -273,6 +273,9 @@ class NonclaimFrames:
     contact_verbs: tuple[str, ...]
     urgency: tuple[str, ...]
     contrast: tuple[str, ...]
+    #: Concessive conjunctions ("even though", "ook al", "kể cả khi"): they concede the user's
+    #: circumstance and bring in no claim, so they do not count as a contrast.
+    concessions: tuple[str, ...]
     courtesy: tuple[str, ...]
     limits: tuple[str, ...]
     #: Openings that say back what the user asked ("You're asking whether", "U wilt weten").
@@ -293,6 +296,9 @@ class NonclaimFrames:
     #: Words that may stand beside an answer word in an elliptic reply ("Not in your case.",
     #: "Nee, dat hoeft niet.", "Không cần đâu."): pronouns, words of need, "in your case".
     ellipsis: tuple[str, ...]
+    #: Words that open what an answer sets aside ("rather than the standard 10 mg", "in plaats
+    #: van de gewone twee keer per dag", "thay vì 2 lần"): up to the clause's end, no claim.
+    rejections: tuple[str, ...]
 
 
 def _load_frames(path: Path) -> tuple[dict[str, NonclaimFrames], list[dict[str, object]]]:

@@ -23,7 +23,7 @@ from typing import Final
 
 from schemas.events import Passage
 from services.grounding.medical.lexicon import MedicalLexicon
-from services.grounding.medical.names import read_opening
+from services.grounding.medical.names import doc_id_names, read_opening
 from services.grounding.medical.reading import Carry, Reading, SentenceReading, read_sentence
 from services.grounding.medical.strength import (
     concentrations,
@@ -83,8 +83,32 @@ def _doc_drugs(doc_id: str, lexicon: MedicalLexicon) -> frozenset[str]:
 
 def _drug_named(t: Tokens, lexicon: MedicalLexicon) -> Callable[[int], bool]:
     """Whether token ``i`` names a drug (a passage's product is one the lexicon or its opening
-    names: "Fexofenadin 180 mg: … uống 1 viên")."""
-    return lambda i: lexicon.drug_at(t.words, i, i + 1) is not None
+    names: "Fexofenadin 180 mg: … uống 1 viên"), or ends the dose form written after one
+    ("Trimetazidin viên giải phóng biến đổi 35 mg: uống 1 viên", "Galantamine capsules met
+    verlengde afgifte 16 mg"): the strength of a product's heading is its form's."""
+    forms = _opening_forms(lexicon)
+    words = t.words
+
+    def named(i: int) -> bool:
+        while i >= 0 and words[i] in forms:
+            i -= 1
+        return i >= 0 and lexicon.drug_at(words, i, i + 1) is not None
+
+    return named
+
+
+#: ``id(drug file)`` → the dose forms of its ``opening`` (lower case); a lexicon's drug file
+#: lives as long as the lexicon, which is loaded once.
+_FORMS: Final[dict[int, frozenset[str]]] = {}
+
+
+def _opening_forms(lexicon: MedicalLexicon) -> frozenset[str]:
+    spec = lexicon.drug_file.opening
+    forms = _FORMS.get(id(spec))
+    if forms is None:
+        forms = frozenset(f.lower() for f in spec.forms) if spec is not None else frozenset()
+        _FORMS[id(spec)] = forms
+    return forms
 
 
 def _in_mg(
@@ -140,6 +164,12 @@ def prepare_passage(
         if heading is not None
         else frozenset()
     )
+    if sentences:  # "smpc-cabergoline-en-01" whose text names cabergoline
+        filed = doc_id_names(
+            passage.doc_id, (w for _, t in sentences for w in t.words), language, lexicon
+        )
+        if filed:
+            taught = {**filed, **taught}
     lexicon = lexicon.with_names(taught)
     carry = Carry(drugs=_doc_drugs(passage.doc_id, lexicon))
     drugs |= carry.drugs

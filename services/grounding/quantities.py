@@ -624,6 +624,8 @@ def amounts(tokens: Tokens, language: str | None = None) -> list[Amount]:
             i += 1
             continue
         unit = _unit_at(tokens, j, language) if j < n else None
+        if unit is not None and words[j] in _TIMES_SIGNS and _worked_product(tokens, j, language):
+            unit = None  # "200 × 70 = 14,000 IU": a product worked out, not "200 times"
         if unit is None and j < n and words[j] in _MARKED_FIRST:
             unit = _marked_unit(tokens, j, language)
         if unit is None:
@@ -653,6 +655,29 @@ def amounts(tokens: Tokens, language: str | None = None) -> list[Amount]:
             last_end = unit.stop
         i = unit.stop
     return found
+
+
+#: Signs of multiplication, which the unit table also reads as "times" ("3 x daily").
+_TIMES_SIGNS: Final = frozenset({"x", "×", "*"})
+
+
+def _worked_product(tokens: Tokens, j: int, language: str | None) -> bool:
+    """Whether the "×" at token ``j`` multiplies two numbers into the result an "=" gives ("200
+    × 70 = 14,000 IU", "2,5 x 4 = 10 mg"): arithmetic shown to the reader, whose operands are
+    numbers, not a count of times. Only a product that is right: "200 × 70 = 16,000" stays
+    "200 times", a claim no passage backs."""
+    words, kinds = tokens.words, tokens.kinds
+    if not (
+        j >= 1
+        and j + 3 < len(words)
+        and kinds[j - 1] == NUM
+        and kinds[j + 1] == NUM
+        and words[j + 2] == "="
+        and kinds[j + 3] == NUM
+    ):
+        return False
+    a, b, result = (parse_number(words[k], language) for k in (j - 1, j + 1, j + 3))
+    return a is not None and b is not None and result is not None and a * b == result
 
 
 def _bare(tokens: Tokens, ends_at: list[int], language: str | None) -> list[Amount]:

@@ -233,6 +233,15 @@ def _vi_runs(t: Tokens, lo: int, hi: int, cut: set[int] | None = None) -> Iterab
         yield run
 
 
+#: Vietnamese words that join clauses or phrases (then, if, because, so, when, in order to,
+#: and, or, but): no compound is made with one, so a pair across one ("chảy thì", "thì ngừng"
+#: in "Nếu bị tiêu chảy thì ngừng thuốc") is no unit, and a reordered condition ("Ngừng thuốc
+#: nếu bị tiêu chảy") offers the same units.
+_VI_JOINS: Final = frozenset(
+    {"thì", "mà", "nếu", "nên", "vì", "khi", "để", "và", "hoặc", "hay", "nhưng"}
+)
+
+
 def _vi_units(t: Tokens, lo: int, hi: int, *, unigrams: bool) -> frozenset[str]:
     stop = STOP_WORDS["vi"]
     bigrams: set[str] = set()
@@ -241,7 +250,9 @@ def _vi_units(t: Tokens, lo: int, hi: int, *, unigrams: bool) -> frozenset[str]:
     for run in _vi_runs(t, lo, hi, covered):
         singles.update(w for w in run if w not in stop)
         bigrams.update(
-            f"{a} {b}" for a, b in itertools.pairwise(run) if a not in stop or b not in stop
+            f"{a} {b}"
+            for a, b in itertools.pairwise(run)
+            if (a not in stop or b not in stop) and a not in _VI_JOINS and b not in _VI_JOINS
         )
     if unigrams or not bigrams:
         return frozenset(bigrams | singles | found)

@@ -26,9 +26,9 @@ from typing import Final
 from services.grounding.lexicon import STOP_WORDS, for_language
 from services.grounding.medical.lexicon import MedicalLexicon, Opening, spelling_key
 from services.grounding.quantities import Amount, amounts
-from services.grounding.tokens import NUM, SYM, WORD, Tokens
+from services.grounding.tokens import NUM, SYM, WORD, Tokens, tokenize
 
-__all__ = ["event_names", "looks_like_name", "opening_names", "read_opening"]
+__all__ = ["doc_id_names", "event_names", "looks_like_name", "opening_names", "read_opening"]
 
 #: Tokens read from a sentence's start before giving up.
 _REACH: Final = 16
@@ -197,6 +197,45 @@ def _teach(names: list[tuple[str, bool]], lexicon: MedicalLexicon) -> dict[str, 
         for n, _ in names
         if lexicon.listed_drug(n) is None and lexicon.known_drug(n) != drug
     }
+
+
+def doc_id_names(
+    doc_id: str, words: Iterable[str], language: str | None, lexicon: MedicalLexicon
+) -> dict[str, str]:
+    """Drugs a passage's document id names by a word its text uses too: a leaflet or SmPC is
+    filed under its substance ("smpc-cabergoline-en-01", "dt-amiodaron-vi-01"), and when the
+    passage's own text names that word ("the starting dosage of cabergoline is …") it is the
+    drug the passage is about, in a lexicon or not. Only words of five letters or more that are
+    no stop word, cue, unit, dose form, salt nor a word for a document (``opening``
+    ``not_names``: bijsluiter, leaflet …), and only from an id that names no drug the lexicon
+    knows ("pil-insulin-glargine-en-01" is filed under insulin already, "glargine" is part of its
+    name); ``words`` are the passage's words (lower case).
+
+    >>> from services.grounding.medical import load_lexicon
+    >>> doc_id_names("smpc-zorvatide-en-01", ["zorvatide", "10", "mg"], "en", load_lexicon())
+    {'zorvatid': 'zorvatid'}
+    >>> doc_id_names("bijsluiter-zorvatide-nl-01", ["bijsluiter"], "nl", load_lexicon())
+    {}
+    """
+    spec = lexicon.drug_file.opening
+    if spec is None:
+        return {}
+    t = tokenize(doc_id.replace("_", " ").lower())
+    if any(lexicon.find_drugs(t.words, 0, len(t))):
+        return {}  # "pil-insulin-glargine-en-01", "spc-ibuprofen-drank-nl-03": filed already
+    not_names = frozenset(n.lower() for n in (*spec.not_names, *spec.forms, *spec.salts))
+    named = [
+        w
+        for w, k in zip(t.words, t.kinds, strict=True)
+        if k == WORD
+        and w not in not_names
+        and _is_name(w, language, lexicon)
+        and lexicon.known_drug(w) is None
+    ]
+    if not named:
+        return {}
+    used = set(words)
+    return {spelling_key(w): spelling_key(w) for w in named if w in used}
 
 
 def event_names(taught: Iterable[Iterable[tuple[str, str]]]) -> dict[str, str]:
