@@ -310,11 +310,10 @@ class BoundedRocksDBOptions(RocksDBOptions):
     table files' index and filter blocks too, and the memtables charged to that cache by one
     write-buffer manager, which flushes a memtable when all of them together pass
     :data:`MEMTABLE_SHARE` of it. So RocksDB's memory in a worker stays near the cache's size
-    whatever the number of partitions it is assigned, and a long run fills that budget early
-    instead of adding a cache per partition as its data grows. Faust's own options give every
-    partition its own cache and keep index and filters beside it, where they grow with the state
-    on disk (pinned for level 0, which every read consults). Table files carry whole-file Bloom
-    filters of :data:`BLOOM_BITS_PER_KEY`."""
+    whatever the number of partitions it is assigned (``BENCHMARKS.md`` section 9). Faust's own
+    options give every partition its own cache and keep index and filters beside it, where they
+    grow with the state on disk (pinned for level 0, which every read consults). Table files
+    carry whole-file Bloom filters of :data:`BLOOM_BITS_PER_KEY`."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
