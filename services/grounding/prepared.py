@@ -86,7 +86,8 @@ def _drug_named(t: Tokens, lexicon: MedicalLexicon) -> Callable[[int], bool]:
     names: "Fexofenadin 180 mg: … uống 1 viên"), or ends the dose form written after one
     ("Trimetazidin viên giải phóng biến đổi 35 mg: uống 1 viên", "Galantamine capsules met
     verlengde afgifte 16 mg"): the strength of a product's heading is its form's."""
-    forms = _opening_forms(lexicon)
+    spec = lexicon.drug_file.opening
+    forms = spec.form_words if spec is not None else frozenset()
     words = t.words
 
     def named(i: int) -> bool:
@@ -95,20 +96,6 @@ def _drug_named(t: Tokens, lexicon: MedicalLexicon) -> Callable[[int], bool]:
         return i >= 0 and lexicon.drug_at(words, i, i + 1) is not None
 
     return named
-
-
-#: ``id(drug file)`` → the dose forms of its ``opening`` (lower case); a lexicon's drug file
-#: lives as long as the lexicon, which is loaded once.
-_FORMS: Final[dict[int, frozenset[str]]] = {}
-
-
-def _opening_forms(lexicon: MedicalLexicon) -> frozenset[str]:
-    spec = lexicon.drug_file.opening
-    forms = _FORMS.get(id(spec))
-    if forms is None:
-        forms = frozenset(f.lower() for f in spec.forms) if spec is not None else frozenset()
-        _FORMS[id(spec)] = forms
-    return forms
 
 
 def _in_mg(

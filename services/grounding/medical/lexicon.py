@@ -20,7 +20,7 @@ import operator
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any, Final, Literal
 
@@ -105,6 +105,26 @@ class Opening(_Strict):
     #: where a word written without tone marks can only be a loan word (Vietnamese).
     colon_languages: list[Literal["en", "nl", "vi"]] = Field(default_factory=list)
     examples: list[OpeningExample] = Field(default_factory=list)
+
+    @cached_property
+    def salt_words(self) -> frozenset[str]:
+        """:attr:`salts` in lower case, as tokens are."""
+        return frozenset(w.lower() for w in self.salts)
+
+    @cached_property
+    def form_words(self) -> frozenset[str]:
+        """:attr:`forms` in lower case."""
+        return frozenset(w.lower() for w in self.forms)
+
+    @cached_property
+    def purpose_words(self) -> frozenset[str]:
+        """:attr:`purpose` in lower case."""
+        return frozenset(w.lower() for w in self.purpose)
+
+    @cached_property
+    def not_name_words(self) -> frozenset[str]:
+        """:attr:`not_names` in lower case."""
+        return frozenset(w.lower() for w in self.not_names)
 
 
 class DrugFile(_Strict):

@@ -114,10 +114,8 @@ def _opening(
     strength ("Duspatalin retard 200 mg (mebeverine)", "Malarone (atovaquone 250 mg / proguanil
     100 mg) for …"); or names with one in brackets and a colon ("Memantine (Ebixa): …"); or, in
     Vietnamese, a name and a colon. ``[]`` when the sentence opens otherwise."""
-    salts = frozenset(s.lower() for s in spec.salts)
-    forms = frozenset(f.lower() for f in spec.forms)
-    purpose = frozenset(p.lower() for p in spec.purpose)
-    not_names = frozenset(n.lower() for n in spec.not_names)
+    salts, forms = spec.salt_words, spec.form_words
+    purpose, not_names = spec.purpose_words, spec.not_name_words
     words, kinds = t.words, t.kinds
     limit = min(len(t), _REACH)
     written = {a.t0: a for a in amounts(t, language) if a.t0 < limit}
@@ -223,7 +221,7 @@ def doc_id_names(
     t = tokenize(doc_id.replace("_", " ").lower())
     if any(lexicon.find_drugs(t.words, 0, len(t))):
         return {}  # "pil-insulin-glargine-en-01", "spc-ibuprofen-drank-nl-03": filed already
-    not_names = frozenset(n.lower() for n in (*spec.not_names, *spec.forms, *spec.salts))
+    not_names = spec.not_name_words | spec.form_words | spec.salt_words
     named = [
         w
         for w, k in zip(t.words, t.kinds, strict=True)
