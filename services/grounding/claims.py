@@ -74,7 +74,7 @@ from services.grounding.medical.strength import (
 from services.grounding.quantities import UNITS, Amount, Quantity, amounts, flatten
 from services.grounding.sentences import Marker, split_sentences
 from services.grounding.text import claim_units, has_cue, opening_cue, phrase_key, units_of
-from services.grounding.tokens import NUM, Tokens, tokenize
+from services.grounding.tokens import NUM, PhraseMatcher, Tokens, tokenize
 
 __all__ = [
     "AtomicClaim",
@@ -253,13 +253,20 @@ def _skip_reason(
 
 
 @lru_cache(maxsize=8)
+def _frames_for(language: str | None) -> tuple[NonclaimFrames, ...]:
+    """The nonclaim frames of ``language`` (``nonclaims.yaml``), or every language's when it
+    has none of its own."""
+    if language in NONCLAIM_FRAMES:
+        return (NONCLAIM_FRAMES[language],)
+    return tuple(NONCLAIM_FRAMES.values())
+
+
+@lru_cache(maxsize=8)
 def _elliptic_words(language: str | None) -> frozenset[str]:
     """The words an elliptic reply is made of: answer words (``ACKNOWLEDGEMENTS``) and the
     language's ``ellipsis`` words (``nonclaims.yaml``). Such a reply says yes or no to the
     question and nothing a passage could back; the sentences after it carry the claim."""
-    frames = (
-        [NONCLAIM_FRAMES[language]] if language in NONCLAIM_FRAMES else NONCLAIM_FRAMES.values()
-    )
+    frames = _frames_for(language)
     return ACKNOWLEDGEMENTS | {w for f in frames for p in f.ellipsis for w in p.split()}
 
 
@@ -268,11 +275,7 @@ def _frame(key: str, language: str | None, *, with_unit: bool) -> SkipReason | N
     nonclaims.yaml``): speaker or source + negator + verb of knowing; a hedge; a professional
     + a verb of contacting or deciding, or an urgency ("don't wait") (only without an
     amount)."""
-    frames = (
-        [NONCLAIM_FRAMES[language]]
-        if language in NONCLAIM_FRAMES
-        else list(NONCLAIM_FRAMES.values())
-    )
+    frames = _frames_for(language)
     for f in frames:
         if not has_cue(key, _FRAME_GATES[id(f)]):
             continue  # none of the phrases each branch below needs: most sentences
@@ -327,9 +330,7 @@ def _skip_gate(language: str | None) -> tuple[str, ...]:
     """Every phrase some test of :func:`_skip_reason` after the question mark needs (a
     contraindication cue, a courtesy opening, an abstention or referral phrase, a frame's
     gate): a key with none of them is not skipped for a phrase."""
-    frames = (
-        [NONCLAIM_FRAMES[language]] if language in NONCLAIM_FRAMES else NONCLAIM_FRAMES.values()
-    )
+    frames = _frames_for(language)
     return (
         *cues_for(CONTRA_CUES, language),
         *_courtesy_openings(language),
@@ -343,9 +344,7 @@ def _skip_gate(language: str | None) -> tuple[str, ...]:
 def _courtesy_openings(language: str | None) -> tuple[str, ...]:
     """Openings of courtesy: greetings and pleasantries (lexicon.py) and gladness ("glad to
     hear", "fijn dat": nonclaims.yaml), in one tuple so one pattern matches them."""
-    frames = (
-        [NONCLAIM_FRAMES[language]] if language in NONCLAIM_FRAMES else NONCLAIM_FRAMES.values()
-    )
+    frames = _frames_for(language)
     glad = tuple(p for f in frames for p in f.gladness)
     return (*cues_for(PLEASANTRY_CUES, language), *glad)
 
@@ -467,10 +466,13 @@ _COPULAS: Final = frozenset({"is", "s", "was", "bent", "zijn"})
 
 @lru_cache(maxsize=8)
 def _rejection_keys(language: str | None) -> tuple[str, ...]:
-    frames = (
-        [NONCLAIM_FRAMES[language]] if language in NONCLAIM_FRAMES else NONCLAIM_FRAMES.values()
-    )
+    frames = _frames_for(language)
     return tuple(p for f in frames for p in f.rejections)
+
+
+@lru_cache(maxsize=8)
+def _rejection_matcher(language: str | None) -> PhraseMatcher[None]:
+    return PhraseMatcher((tuple(p.split()), None) for p in _rejection_keys(language))
 
 
 #: Tokens that end a clause: what a rejection sets aside stops there.
@@ -485,16 +487,10 @@ def _not_rejected(
     than the standard 10 mg": the 10 mg is no dose the answer gives)."""
     words = t.words
     spans: list[tuple[int, int]] = []
-    for phrase in _rejection_keys(language):
-        parts = phrase.split()
-        size = len(parts)
-        for i in range(len(words) - size + 1):
-            if words[i : i + size] == parts:
-                j = i + size
-                while j < len(words) and words[j] not in _CLAUSE_ENDS:
-                    j += 1
-                end = t.ends[j - 1] if j > i else t.ends[i]
-                spans.append((t.starts[i], end))
+    for i, j, _ in _rejection_matcher(language).find(words):
+        while j < len(words) and words[j] not in _CLAUSE_ENDS:
+            j += 1
+        spans.append((t.starts[i], t.ends[j - 1]))
     if not spans:
         return tuple(readings)
     return tuple(r for r in readings if not any(lo <= r.start < hi for lo, hi in spans))
