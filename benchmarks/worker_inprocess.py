@@ -35,6 +35,7 @@ import cProfile
 import hashlib
 import io
 import json
+import os
 import pstats
 import resource
 import shutil
@@ -49,6 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _common as C
+import _procs as P
 from prometheus_client import CollectorRegistry
 
 from services.dataflow.flow import CHECKS, Dataflow
@@ -233,10 +235,8 @@ def _rocks_states(flow: Dataflow, settings: Settings, folder: Path) -> Any:
 
 
 def _rss_mib() -> float:
-    """The process's resident memory now (``/proc/self/statm``), MiB."""
-    with open("/proc/self/statm") as f:
-        pages = int(f.read().split()[1])
-    return round(pages * resource.getpagesize() / 2**20, 1)
+    """The process's resident memory now, MiB."""
+    return round((P.tree_rss_kib(os.getpid()) or 0) / 1024, 1)
 
 
 async def _run(
