@@ -231,7 +231,9 @@ def test_every_partition_of_a_worker_shares_one_rocksdb_memory_budget(tmp_path: 
             used = int(first.property_value("rocksdb.block-cache-usage") or 0)
             beside = int(second.property_value("rocksdb.block-cache-usage") or 0)
             assert used > 0
-            assert (beside == used) is shared, name
+            # the empty second partition reports the first's cache when it is shared (read a
+            # moment later, so background flushes may move it a little), ~0 when it has its own
+            assert (beside > used // 2) is shared, name
             capacity = int(second.property_value("rocksdb.block-cache-capacity") or 0)
             assert capacity == budget
         finally:
