@@ -87,6 +87,10 @@ class Settings(BaseSettings):
     #: backoff up to ``broker_retry_max_seconds`` apart) before it gives up; ``None``: forever.
     broker_wait_seconds: float | None = Field(default=None, ge=0)
     broker_retry_max_seconds: float = Field(default=30.0, gt=0)
+    #: How often the worker hands the C heap's free pages back to the OS (glibc's
+    #: ``malloc_trim``; without it the resident set creeps up with every event: ``BENCHMARKS.md``
+    #: section 9); 0 never does.
+    heap_trim_seconds: float = Field(default=30.0, ge=0)
     #: RocksDB's memory in one worker, whatever the number of table partitions it holds: one
     #: block cache shared by all of them (index and filter blocks in it), with every
     #: partition's memtables charged to it; a memtable is flushed when all of them together

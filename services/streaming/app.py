@@ -54,6 +54,7 @@ from services.streaming.batches import (
     fresh_records,
 )
 from services.streaming.features import feature_modules
+from services.streaming.heap import heap_trimmer
 from services.streaming.produce import OutBatch, batch_producer
 from services.streaming.runner import Record, StreamRunner
 from services.streaming.state import STATE_TABLE, FaustStates, TableBackend
@@ -449,6 +450,14 @@ def create_app(settings: Settings, registry: CollectorRegistry | None = None) ->
                 expired.labels(kind).inc(n)
         except Exception as exc:  # the timer must live on
             runner.errors.error("sweep", "state sweep failed: %s", type(exc).__name__, exc=exc)
+
+    trim_heap = heap_trimmer() if settings.heap_trim_seconds > 0 else None
+    if trim_heap is not None:
+
+        @app.timer(settings.heap_trim_seconds, name="vigil.heap.trim")
+        async def release_heap() -> None:
+            """Free pages of the C heap back to the OS (:mod:`services.streaming.heap`)."""
+            trim_heap()
 
     if settings.reorder_window_seconds > 0:
 
