@@ -177,7 +177,8 @@ CAUTION_IDIOMS: Final[dict[str, tuple[str, ...]]] = {
 PLEASANTRY_CUES: Final[dict[str, tuple[str, ...]]] = {
     "en": _phrases(
         """hello | hi | hey | good morning | good afternoon | good evening | thanks | thank you |
-        you're welcome | you are welcome | i hope this helps | hope this helps | feel free |
+        you're welcome | you are welcome | you're very welcome | you are very welcome |
+        you're most welcome | very welcome | i hope this helps | hope this helps | feel free |
         let me know | glad to help | happy to help | sure | of course | great question |
         take care | best wishes | get well soon | i'm sorry to hear | sorry to hear | sorry |
         apologies | my apologies | here is what | here's what | here is some information |

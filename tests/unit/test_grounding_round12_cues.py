@@ -1,0 +1,73 @@
+"""The mechanisms of the twelfth round (issue 10), found on the blind split fresh9: general
+causes behind its misses, each with tests per language, near misses (dangerous answers that look
+like the correct ones) and other words and other drugs than the cases; invented drug names stand
+for drugs no lexicon knows."""
+
+from __future__ import annotations
+
+import pytest
+
+from services.grounding.claims import skip_reason
+from services.grounding.quantities import quantities
+from tests.support.grounding_checks import critical
+from tests.support.grounding_checks import numbered_report as report
+
+
+def _reason(sentence: str, language: str) -> str | None:
+    return skip_reason(sentence, language, quantities(sentence, language))
+
+
+# --- safety nets, emergencies and chained courtesy are no claims ------------------------------
+
+
+@pytest.mark.parametrize(
+    ("sentence", "language", "reason"),
+    [
+        ("Should your hands start to shake, let the nurse know.", "en", "referral"),
+        (
+            "Dosing is tailored, so follow the instructions of your rheumatologist.",
+            "en",
+            "referral",
+        ),
+        ("That is an emergency.", "en", "referral"),
+        ("Hey, glad you got in touch!", "en", "pleasantry"),
+        ("You're most welcome, glad it was useful.", "en", "pleasantry"),
+        ("Voelt u zich duizelig, laat het dan de huisarts weten.", "nl", "referral"),
+        ("Volg de instructies van de kinderarts.", "nl", "referral"),
+        ("Dat is een spoedgeval.", "nl", "referral"),
+        ("Goedenavond, fijn dat u ons mailt!", "nl", "pleasantry"),
+        ("Nếu thấy chóng mặt, hãy báo cho dược sĩ.", "vi", "referral"),
+        ("Đây là tình trạng cấp cứu.", "vi", "referral"),
+        ("Tôi không thể hướng dẫn bạn tự xử trí ở nhà.", "vi", "abstention"),
+        ("Chào bạn, rất vui vì bạn đã nhắn.", "vi", "pleasantry"),
+    ],
+)
+def test_a_safety_net_or_courtesy_is_no_claim(sentence: str, language: str, reason: str) -> None:
+    assert _reason(sentence, language) == reason
+
+
+@pytest.mark.parametrize(
+    ("sentence", "language"),
+    [
+        # an amount makes the sentence a claim whatever its frame
+        ("If your hands shake, let the nurse know and take 20 mg less.", "en"),
+        ("Hello, the usual dose is 40 mg.", "en"),
+        ("Laat het de huisarts weten en neem 10 mg per dag.", "nl"),
+        ("Hallo, fijn dat u 5 mg per dag neemt.", "nl"),
+        ("Hãy báo cho bác sĩ và uống thêm 1 viên 50 mg.", "vi"),
+        # letting a tablet dissolve is no referral: no professional
+        ("Let the tablet melt on your tongue.", "en"),
+        ("Laat de tablet uiteenvallen in een glas water.", "nl"),
+    ],
+)
+def test_a_safety_net_with_content_is_still_a_claim(sentence: str, language: str) -> None:
+    assert _reason(sentence, language) is None
+
+
+def test_a_safety_net_beside_a_right_dose_is_not_flagged_while_a_wrong_dose_is() -> None:
+    passage = "Zorvalin, adults: 40 mg twice daily."
+    safe = "Adults take 40 mg of Zorvalin twice daily. If you feel faint, let your GP know."
+    assert report(safe, [passage], "en").ungrounded == []
+    unsafe = "Adults take 80 mg of Zorvalin twice daily. If you feel faint, let your GP know."
+    got = report(unsafe, [passage], "en")
+    assert got.ungrounded != [] and critical(got)
