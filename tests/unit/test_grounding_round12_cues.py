@@ -5,9 +5,13 @@ for drugs no lexicon knows."""
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import pytest
 
+from schemas.verdicts import MedicalContext
 from services.grounding.claims import skip_reason
+from services.grounding.grounding import body_weight
 from services.grounding.quantities import quantities
 from tests.support.grounding_checks import critical
 from tests.support.grounding_checks import numbered_report as report
@@ -71,3 +75,68 @@ def test_a_safety_net_beside_a_right_dose_is_not_flagged_while_a_wrong_dose_is()
     unsafe = "Adults take 80 mg of Zorvalin twice daily. If you feel faint, let your GP know."
     got = report(unsafe, [passage], "en")
     assert got.ungrounded != [] and critical(got)
+
+
+# --- a body weight said back is the patient, not an amount; band bounds are no weight ---------
+
+_BANDS = {
+    "en": "Velotrine pen: children weighing 15 kg to 30 kg: 150 micrograms. "
+    "Adults and children over 30 kg: 300 micrograms.",
+    "nl": "Velotrine pen: kinderen van 15 tot 30 kg: 150 microgram. "
+    "Volwassenen en kinderen boven 30 kg: 300 microgram.",
+    "vi": "Bút velotrine: trẻ em nặng từ 15 đến 30 kg: 150 microgam. "
+    "Người lớn và trẻ trên 30 kg: 300 microgam.",
+}
+_QUESTION_WEIGHT = MedicalContext(drugs=["velotrine"], populations=["child"], weight_kg=19)
+
+
+@pytest.mark.parametrize(
+    ("answer", "language"),
+    [
+        (
+            "For a child of 15 to 30 kg, like your 19 kg son, the velotrine pen is 150 micrograms.",
+            "en",
+        ),
+        (
+            "Voor kinderen van 15 tot 30 kg, zoals uw zoon van 19 kg, is de velotrine pen "
+            "150 microgram.",
+            "nl",
+        ),
+        ("Với trẻ từ 15 đến 30 kg như bé nhà bạn nặng 19 kg, bút velotrine là 150 microgam.", "vi"),
+    ],
+)
+def test_the_weight_said_back_is_no_amount(answer: str, language: str) -> None:
+    assert report(answer, [_BANDS[language]], language, _QUESTION_WEIGHT).ungrounded == []
+
+
+@pytest.mark.parametrize(
+    ("answer", "language"),
+    [
+        # an amount no band states, beside the weight said back (a weight band is no reading
+        # yet: the adult pen for this child is not caught by this rule)
+        (
+            "For a child of 15 to 30 kg, like your 19 kg son, the velotrine pen is 200 micrograms.",
+            "en",
+        ),
+        ("Voor uw zoon van 19 kg is de velotrine pen 1,5 mg.", "nl"),
+        # a band the passage does not state
+        ("Với trẻ từ 15 đến 40 kg như bé nặng 19 kg, bút velotrine là 150 microgam.", "vi"),
+    ],
+)
+def test_a_wrong_pen_or_band_beside_the_weight_is_caught(answer: str, language: str) -> None:
+    got = report(answer, [_BANDS[language]], language, _QUESTION_WEIGHT)
+    assert got.ungrounded != []
+
+
+@pytest.mark.parametrize(
+    ("text", "language", "kg"),
+    [
+        ("For children under 30 kg, what dose? My son weighs 19 kg.", "en", 19),
+        ("Children between 15 and 30 kg take 150 micrograms.", "en", None),
+        ("Kinderen van 15 kg tot 30 kg: 150 microgram; mijn dochter is 24 kg.", "nl", 24),
+        ("Trẻ dưới 30 kg thì sao? Bé nhà tôi nặng 17 kg.", "vi", 17),
+    ],
+)
+def test_a_band_bound_is_no_body_weight(text: str, language: str, kg: int | None) -> None:
+    got = body_weight(text, language)
+    assert got == (Decimal(kg) if kg is not None else None)
