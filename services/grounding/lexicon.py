@@ -122,16 +122,18 @@ DOSE_CUES: Final[dict[str, tuple[str, ...]]] = {
     "en": _phrases(
         """dose | doses | dosage | dosing | take | taking | taken | give | administer | tablet |
         tablets | capsule | capsules | daily | a day | per day | every | maximum | max | up to |
-        no more than | do not exceed | once | twice | times | syrup | injection | inject"""
+        no more than | do not exceed | once | twice | times | syrup | injection | inject |
+        injected | given | be given | inhale | inhaled"""
     ),
     "nl": _phrases(
         """dosis | doses | dosering | innemen | inname | neem | neemt | nemen | geef | tablet |
         tabletten | capsule | capsules | per dag | daags | elke | iedere | maximaal | maximum |
-        hoogstens | niet meer dan | keer | maal | stroop | injectie"""
+        hoogstens | niet meer dan | keer | maal | stroop | injectie | gegeven | toegediend |
+        toedienen | spuiten | inhaleren"""
     ),
     "vi": _phrases(
         """liều | liều dùng | liều lượng | uống | dùng | viên | mỗi ngày | một ngày | hằng ngày |
-        tối đa | không quá | lần | tiêm | siro | cách nhau"""
+        tối đa | không quá | lần | tiêm | siro | cách nhau | xịt | hít | nhỏ | bôi"""
     ),
 }
 

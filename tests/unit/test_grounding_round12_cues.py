@@ -140,3 +140,51 @@ def test_a_wrong_pen_or_band_beside_the_weight_is_caught(answer: str, language: 
 def test_a_band_bound_is_no_body_weight(text: str, language: str, kg: int | None) -> None:
     got = body_weight(text, language)
     assert got == (Decimal(kg) if kg is not None else None)
+
+
+# --- an amount given, injected, inhaled or applied is a dose ----------------------------------
+
+_REPEAT = {
+    "en": "Velotrine pen: if there is no improvement, a second injection of 150 micrograms may "
+    "be given 5 to 15 minutes after the first.",
+    "nl": "Velotrine pen: bij onvoldoende verbetering mag na 5 tot 15 minuten een tweede "
+    "injectie van 150 microgram worden toegediend.",
+    "vi": "Bút velotrine: nếu không cải thiện, có thể tiêm mũi thứ hai 150 microgam sau 5 đến "
+    "15 phút.",
+}
+
+
+@pytest.mark.parametrize(
+    ("answer", "language", "grounded"),
+    [
+        (
+            "If he is no better, a second 150 microgram pen can be given after 5 to 15 minutes.",
+            "en",
+            True,
+        ),
+        (
+            "If he is no better, a second 300 microgram pen can be given after 5 to 15 minutes.",
+            "en",
+            False,
+        ),
+        (
+            "Niet beter? Dan mag na 5 tot 15 minuten nog 150 microgram worden toegediend.",
+            "nl",
+            True,
+        ),
+        (
+            "Niet beter? Dan mag na 5 tot 15 minuten nog 300 microgram worden toegediend.",
+            "nl",
+            False,
+        ),
+        ("Nếu không đỡ, sau 5 đến 15 phút có thể xịt thêm 150 microgam.", "vi", True),
+        ("Nếu không đỡ, sau 5 đến 15 phút có thể xịt thêm 300 microgam.", "vi", False),
+    ],
+)
+def test_an_amount_given_is_a_dose_checked_by_its_reading(
+    answer: str, language: str, grounded: bool
+) -> None:
+    got = report(answer, [_REPEAT[language]], language)
+    assert all(c.kind == "dose" for c in got.claims)
+    assert (got.ungrounded == []) is grounded
+    assert critical(got) is not grounded
