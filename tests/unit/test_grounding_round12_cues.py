@@ -188,3 +188,33 @@ def test_an_amount_given_is_a_dose_checked_by_its_reading(
     assert all(c.kind == "dose" for c in got.claims)
     assert (got.ungrounded == []) is grounded
     assert critical(got) is not grounded
+
+
+# --- a limit in plain words, or named after the amount ----------------------------------------
+
+_LIMIT = {
+    "en": "Velotrine: the usual dose is 10 mg once a day. The maximum dose is 30 mg a day.",
+    "nl": "Velotrine: de gebruikelijke dosis is 10 mg eenmaal daags. De maximale dosis is 30 mg "
+    "per dag.",
+    "vi": "Velotrine: liều thông thường 10 mg mỗi ngày một lần. Liều tối đa 30 mg mỗi ngày.",
+}
+
+
+@pytest.mark.parametrize(
+    ("answer", "language", "grounded"),
+    [
+        ("Velotrine: 10 mg once a day. The ceiling is 30 mg a day.", "en", True),
+        ("Velotrine: 10 mg once a day. 30 mg a day is the upper limit.", "en", True),
+        ("Velotrine: 10 mg once a day. 40 mg a day is the ceiling.", "en", False),
+        ("Velotrine: 10 mg eenmaal daags. De bovengrens is 30 mg per dag.", "nl", True),
+        ("Velotrine: 10 mg eenmaal daags. 30 mg per dag is het plafond.", "nl", True),
+        ("Velotrine: 10 mg eenmaal daags. 60 mg per dag is het plafond.", "nl", False),
+        ("Velotrine: 10 mg mỗi ngày một lần. Mức trần là 30 mg mỗi ngày.", "vi", True),
+        ("Velotrine: 10 mg mỗi ngày một lần. 30 mg mỗi ngày là mức tối đa.", "vi", True),
+        ("Velotrine: 10 mg mỗi ngày một lần. 60 mg mỗi ngày là mức tối đa.", "vi", False),
+    ],
+)
+def test_a_limit_in_plain_words_is_a_maximum(answer: str, language: str, grounded: bool) -> None:
+    got = report(answer, [_LIMIT[language]], language)
+    assert (got.ungrounded == []) is grounded
+    assert critical(got) is not grounded

@@ -1052,7 +1052,7 @@ def read_sentence(
                     low, start = Decimal(min(NUMBER_WORDS[prev], cue.count)), back
             items.append(_Item("freq", start, e, Span(low * factor, cue.count * factor)))
     items.sort(key=lambda it: it.t0)
-    _apply_qualifiers(items, cues)
+    _apply_qualifiers(items, cues, words)
     _apply_basis(items, cues, taken_cues)
     _apply_parentheses(items, words)
     # -- drugs ------------------------------------------------------------------------------
@@ -1596,10 +1596,25 @@ def _interval_of(a: Amount, cues: list[tuple[int, int, Cue]]) -> Span | None:
     return Span(_DAY / a.high, _DAY / a.low)
 
 
-def _apply_qualifiers(items: list[_Item], cues: list[tuple[int, int, Cue]]) -> None:
+#: Words that may link an amount to a limit named after it ("20 mg is the ceiling", "40 mg
+#: is het maximum", "20 mg là mức tối đa"): copulas, articles and possessives.
+_LIMIT_LINKS: Final = frozenset(
+    {
+        *("is", "was", "be", "will", "the", "your", "its", "that", "this", "s", "re"),
+        *("is", "de", "het", "uw", "dat", "dit", "daarmee"),
+        *("là", "mức", "liều", "đó", "này", "chính"),
+    }
+)
+
+
+def _apply_qualifiers(
+    items: list[_Item], cues: list[tuple[int, int, Cue]], words: Sequence[str]
+) -> None:
     """Each qualifier phrase applies to the next item within 8 tokens after it; a limit (max /
     min) is not undone by a "usual" or "start" word after it. A starting phrase with no item
-    after it applies to the amount just before it ("20 mg once a day from the start")."""
+    after it applies to the amount just before it ("20 mg once a day from the start"); a limit
+    with no item after it, to an amount that only a copula (and the amount's basis) links to
+    it ("20 mg a day is the ceiling", "40 mg is het maximum", "20 mg là mức tối đa")."""
     for s, e, cue in cues:
         if cue.kind != "qual":
             continue
@@ -1608,6 +1623,19 @@ def _apply_qualifiers(items: list[_Item], cues: list[tuple[int, int, Cue]]) -> N
             before = [it for it in items if it.kind == "amount" and it.t1 <= s and s - it.t1 <= 8]
             if before and before[-1].qualifier is None:
                 before[-1].qualifier = "start"
+            continue
+        if nxt is None and cue.value in ("max", "min"):
+            basis = {t for bs, be, c in cues if c.kind == "basis" for t in range(bs, be)}
+            linked = [
+                it
+                for it in items
+                if it.kind == "amount"
+                and it.t1 <= s
+                and all(words[t] in _LIMIT_LINKS or t in basis for t in range(it.t1, s))
+            ]
+            if linked and linked[-1].qualifier is None:
+                linked[-1].qualifier = cue.value  # type: ignore[assignment]
+                linked[-1].span = _qualified(linked[-1].span, linked[-1].qualifier)
             continue
         if nxt is None:
             continue
