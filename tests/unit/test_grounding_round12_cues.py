@@ -218,3 +218,33 @@ def test_a_limit_in_plain_words_is_a_maximum(answer: str, language: str, grounde
     got = report(answer, [_LIMIT[language]], language)
     assert (got.ungrounded == []) is grounded
     assert critical(got) is not grounded
+
+
+# --- a negated reason with a negated use at a distance allows the use ---------------------------
+
+_FORBIDS = {
+    "en": "Velotrine is contraindicated in patients with heart failure.",
+    "nl": "Velotrine is gecontra-indiceerd bij hartfalen.",
+    "vi": "Chống chỉ định velotrine cho người bị suy tim.",
+}
+_ALLOWS = {
+    "en": "Velotrine can be used in patients with heart failure.",
+    "nl": "Velotrine mag worden gebruikt bij hartfalen.",
+    "vi": "Có thể dùng velotrine cho người bị suy tim.",
+}
+_NO_REASON_NOT_TO = {
+    "en": "Heart failure is no reason to think you should not use velotrine.",
+    "nl": "Dat u hartfalen heeft, is geen reden om velotrine niet te gebruiken.",
+    "vi": "Suy tim không phải là lý do để không dùng velotrine.",
+}
+
+
+@pytest.mark.parametrize("language", ["en", "nl", "vi"])
+def test_no_reason_not_to_use_is_caught_where_the_passage_forbids(language: str) -> None:
+    got = report(_NO_REASON_NOT_TO[language], [_FORBIDS[language]], language)
+    assert got.ungrounded != [] and critical(got)
+
+
+@pytest.mark.parametrize("language", ["en", "nl", "vi"])
+def test_no_reason_not_to_use_is_grounded_where_the_passage_allows(language: str) -> None:
+    assert report(_NO_REASON_NOT_TO[language], [_ALLOWS[language]], language).ungrounded == []

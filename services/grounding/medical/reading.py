@@ -657,6 +657,7 @@ def _clause_polarity(
     conds = {s for s, _, c in cues if c.kind == "cond"}
     verb_neg = [k for k in neg_at if k + 1 not in conds] if conds else neg_at
     frames = [s for s, _, c in cues if c.kind == "wneg" and clause[0] <= s < clause[1]]
+    near = negated
     if frames:  # "nothing suggests … would be a problem": one more negator in every scope
         negated = _framed(negated, frames)
     votes: list[Polarity] = []
@@ -668,6 +669,10 @@ def _clause_polarity(
             votes.append(flip(value) if negated(neg_at, s, e, clause) else value)
         elif cue.kind == "use" and negated(verb_neg, s, e, clause):
             votes.append("avoid")
+        elif cue.kind == "use" and frames and near(verb_neg, s, e, clause):
+            # a negated use under a negated frame: "geen reden om X niet te gebruiken", "no
+            # reason to think you should not take it" say the use is allowed
+            votes.append("allowed")
         elif cue.kind == "change" and negated(neg_at, s, e, clause):
             votes.append("allowed")  # "no need to reduce the dose": the usual use is fine
         elif cue.kind == "modal_after" and any(u[0] < s for u in uses):
