@@ -248,3 +248,36 @@ def test_no_reason_not_to_use_is_caught_where_the_passage_forbids(language: str)
 @pytest.mark.parametrize("language", ["en", "nl", "vi"])
 def test_no_reason_not_to_use_is_grounded_where_the_passage_allows(language: str) -> None:
     assert report(_NO_REASON_NOT_TO[language], [_ALLOWS[language]], language).ungrounded == []
+
+
+# --- a clearance band "X to less than Y" keeps its lower bound ---------------------------------
+
+_RENAL = {
+    "en": "Velotrine in renal impairment: creatinine clearance 50 to less than 80 mL/min: 4 mg "
+    "once daily. Creatinine clearance 15 to less than 50 mL/min: 2 mg once daily.",
+    "nl": "Velotrine bij nierfunctiestoornis: creatinineklaring 50 tot minder dan 80 ml/min: "
+    "4 mg eenmaal daags. Creatinineklaring 15 tot minder dan 50 ml/min: 2 mg eenmaal daags.",
+    "vi": "Velotrine cho người suy thận: độ thanh thải creatinin từ 50 đến dưới 80 ml/phút: "
+    "4 mg mỗi ngày một lần. Độ thanh thải creatinin từ 15 đến dưới 50 ml/phút: 2 mg mỗi ngày "
+    "một lần.",
+}
+_CLEARANCE_40 = MedicalContext(drugs=["velotrine"], populations=["renal"], clearance_ml_min=40)
+
+
+@pytest.mark.parametrize(
+    ("answer", "language", "grounded"),
+    [
+        ("With his kidney function he takes 2 mg of velotrine once daily.", "en", True),
+        ("With his kidney function he takes 4 mg of velotrine once daily.", "en", False),
+        ("Met zijn nierfunctie neemt hij 2 mg velotrine eenmaal daags.", "nl", True),
+        ("Met zijn nierfunctie neemt hij 4 mg velotrine eenmaal daags.", "nl", False),
+        ("Với chức năng thận suy, ông uống velotrine 2 mg mỗi ngày một lần.", "vi", True),
+        ("Với chức năng thận suy, ông uống velotrine 4 mg mỗi ngày một lần.", "vi", False),
+    ],
+)
+def test_a_clearance_band_to_less_than_keeps_its_floor(
+    answer: str, language: str, grounded: bool
+) -> None:
+    got = report(answer, [_RENAL[language]], language, _CLEARANCE_40)
+    assert (got.ungrounded == []) is grounded
+    assert critical(got) is not grounded

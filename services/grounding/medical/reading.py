@@ -1291,13 +1291,32 @@ def _clearances(
         low, high = a.parts[0].written, a.parts[-1].written
         before = set(tokens.words[max(0, a.t0 - 2) : a.t0])
         if before & _BELOW:
-            span = Span(Decimal(0), high, "max")
+            floor = _band_floor(tokens, a.t0)
+            span = Span(floor, high) if floor is not None else Span(Decimal(0), high, "max")
         elif before & _ABOVE:
             span = Span(low, _NO_LIMIT, "min")
         else:
             span = Span(low, high)
         out.append((tokens.starts[a.t0], span))
     return out
+
+
+#: Words that join the lower bound of a band to "less than" its upper one ("50 to less than
+#: 80 ml/min", "50 tot minder dan 80", "từ 50 đến dưới 80").
+_BAND_JOINS: Final = frozenset({"to", "tot", "đến", "tới", "-", "–"})
+
+
+def _band_floor(tokens: Tokens, at: int) -> Decimal | None:
+    """The lower bound of a band whose upper bound, at ``at``, follows "less than" / "minder
+    dan" / "dưới": the number before the joining word ("50 to less than 80 ml/min"); ``None``
+    when the bound stands alone ("less than 30 ml/min")."""
+    words, kinds = tokens.words, tokens.kinds
+    k = at - 1
+    while k > 0 and k >= at - 2 and (words[k] in _BELOW or words[k] in ("than", "dan")):
+        k -= 1
+    if k >= 1 and words[k] in _BAND_JOINS and kinds[k - 1] == NUM:
+        return parse_number(words[k - 1])
+    return None
 
 
 def _with_clearance(r: Reading, bands: list[tuple[int, Span]], before: Span | None) -> Reading:
