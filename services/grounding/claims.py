@@ -95,6 +95,8 @@ SkipReason = Literal[
 _DOSE_BASES: Final = frozenset({"mg", "ml", "IU", "tablet", "drop", "puff", "sachet", "times", "h"})
 #: A greeting followed by at most this many content words is courtesy ("Thanks for asking!").
 _COURTESY_WORDS: Final = 2
+#: At most this many courtesy openings are taken off one after the other ("Hello, glad …").
+_COURTESY_CHAIN: Final = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,9 +235,8 @@ def _skip_reason(
         if with_unit:
             framed = _frame(key, language, with_unit=True)
             return framed if framed == "abstention" else None
-        opening = opening_cue(key, _courtesy_openings(language))
-        rest = key[len(opening) :] if opening is not None else ""
-        if opening is not None and len(claim_units(rest, language)) <= _COURTESY_WORDS:
+        rest = _after_courtesy(key, language)
+        if rest is not None and len(claim_units(rest, language)) <= _COURTESY_WORDS:
             return "pleasantry"
         if has_cue(key, cues_for(ABSTENTION_CUES, language)):
             return "abstention"
@@ -347,6 +348,21 @@ def _courtesy_openings(language: str | None) -> tuple[str, ...]:
     frames = _frames_for(language)
     glad = tuple(p for f in frames for p in f.gladness)
     return (*cues_for(PLEASANTRY_CUES, language), *glad)
+
+
+def _after_courtesy(key: str, language: str | None) -> str | None:
+    """What follows the courtesy openings ``key`` starts with, or ``None`` when it opens with
+    none. Openings may follow each other ("Hallo, fijn dat u contact opneemt", "You're very
+    welcome, I'm glad that helped", "Chào bạn, rất vui vì …"): a greeting and then a gladness
+    are courtesy as one, so the words after the last opening are what is counted."""
+    openings = _courtesy_openings(language)
+    rest: str | None = None
+    for _ in range(_COURTESY_CHAIN):
+        opening = opening_cue(key if rest is None else rest, openings)
+        if opening is None:
+            break
+        rest = (key if rest is None else rest)[len(opening) - 1 :]  # keep the padding space
+    return rest
 
 
 def _professional(key: str, f: NonclaimFrames) -> bool:

@@ -258,11 +258,28 @@ def body_weight(text: str, language: str | None = None) -> Decimal | None:
     return _weight_in(tokenize(head), language)
 
 
+#: Words right before a weight, or right after its unit, that make it the bound of a weight
+#: band ("children under 30 kg", "between 15 and 30 kg", "15 kg to 30 kg", "kinderen tussen
+#: 15 en 30 kilo", "trẻ từ 15 đến 30 kg"), which a leaflet states, not the patient's weight.
+_BAND_WORDS: Final = frozenset(
+    {
+        *("under", "over", "below", "above", "than", "between", "and", "to", "from", "least"),
+        *("onder", "boven", "dan", "tussen", "en", "tot", "vanaf", "minder", "meer"),
+        *("dưới", "trên", "từ", "đến", "tới", "hơn", "và", "khoảng"),
+        *("<", ">", "≤", "≥", "-", "–"),
+    }
+)
+
+
 def _weight_in(t: Tokens, language: str | None) -> Decimal | None:
     words, kinds = t.words, t.kinds
     for i in range(len(t) - 1):
         if kinds[i] != NUM or words[i + 1] not in _WEIGHT_UNITS:
             continue
+        if (i > 0 and words[i - 1] in _BAND_WORDS) or (
+            i + 2 < len(t) and words[i + 2] in _BAND_WORDS
+        ):
+            continue  # a bound of a weight band ("under 30 kg", "15 kg to 30 kg")
         value = parse_number(words[i], language)
         if value is not None and 0 < value <= _HEAVIEST:
             return value
@@ -435,11 +452,12 @@ def _carry(context: MedicalContext | None, evidence: Evidence | None = None) -> 
 
 
 def _weight(answer: str, language: str | None, context: MedicalContext | None) -> Decimal | None:
-    """The body weight an amount may be worked out for: the answer's, else its question's."""
-    stated = body_weight(answer, language)
-    if stated is None and context is not None and context.weight_kg is not None:
-        stated = Decimal(str(context.weight_kg))
-    return stated
+    """The body weight an amount may be worked out for: the question's (the user says whom the
+    answer is for; an answer that says it back, "like your 22 kg daughter", is no dose), else
+    the answer's own, not a bound of a weight band."""
+    if context is not None and context.weight_kg is not None:
+        return Decimal(str(context.weight_kg))
+    return body_weight(answer, language)
 
 
 def _prepare(

@@ -122,16 +122,18 @@ DOSE_CUES: Final[dict[str, tuple[str, ...]]] = {
     "en": _phrases(
         """dose | doses | dosage | dosing | take | taking | taken | give | administer | tablet |
         tablets | capsule | capsules | daily | a day | per day | every | maximum | max | up to |
-        no more than | do not exceed | once | twice | times | syrup | injection | inject"""
+        no more than | do not exceed | once | twice | times | syrup | injection | inject |
+        injected | given | be given | inhale | inhaled"""
     ),
     "nl": _phrases(
         """dosis | doses | dosering | innemen | inname | neem | neemt | nemen | geef | tablet |
         tabletten | capsule | capsules | per dag | daags | elke | iedere | maximaal | maximum |
-        hoogstens | niet meer dan | keer | maal | stroop | injectie"""
+        hoogstens | niet meer dan | keer | maal | stroop | injectie | gegeven | toegediend |
+        toedienen | spuiten | inhaleren"""
     ),
     "vi": _phrases(
         """liều | liều dùng | liều lượng | uống | dùng | viên | mỗi ngày | một ngày | hằng ngày |
-        tối đa | không quá | lần | tiêm | siro | cách nhau"""
+        tối đa | không quá | lần | tiêm | siro | cách nhau | xịt | hít | nhỏ | bôi"""
     ),
 }
 
@@ -177,7 +179,8 @@ CAUTION_IDIOMS: Final[dict[str, tuple[str, ...]]] = {
 PLEASANTRY_CUES: Final[dict[str, tuple[str, ...]]] = {
     "en": _phrases(
         """hello | hi | hey | good morning | good afternoon | good evening | thanks | thank you |
-        you're welcome | you are welcome | i hope this helps | hope this helps | feel free |
+        you're welcome | you are welcome | you're very welcome | you are very welcome |
+        you're most welcome | very welcome | i hope this helps | hope this helps | feel free |
         let me know | glad to help | happy to help | sure | of course | great question |
         take care | best wishes | get well soon | i'm sorry to hear | sorry to hear | sorry |
         apologies | my apologies | here is what | here's what | here is some information |

@@ -657,6 +657,7 @@ def _clause_polarity(
     conds = {s for s, _, c in cues if c.kind == "cond"}
     verb_neg = [k for k in neg_at if k + 1 not in conds] if conds else neg_at
     frames = [s for s, _, c in cues if c.kind == "wneg" and clause[0] <= s < clause[1]]
+    near = negated
     if frames:  # "nothing suggests … would be a problem": one more negator in every scope
         negated = _framed(negated, frames)
     votes: list[Polarity] = []
@@ -668,6 +669,10 @@ def _clause_polarity(
             votes.append(flip(value) if negated(neg_at, s, e, clause) else value)
         elif cue.kind == "use" and negated(verb_neg, s, e, clause):
             votes.append("avoid")
+        elif cue.kind == "use" and frames and near(verb_neg, s, e, clause):
+            # a negated use under a negated frame: "geen reden om X niet te gebruiken", "no
+            # reason to think you should not take it" say the use is allowed
+            votes.append("allowed")
         elif cue.kind == "change" and negated(neg_at, s, e, clause):
             votes.append("allowed")  # "no need to reduce the dose": the usual use is fine
         elif cue.kind == "modal_after" and any(u[0] < s for u in uses):
@@ -1052,7 +1057,7 @@ def read_sentence(
                     low, start = Decimal(min(NUMBER_WORDS[prev], cue.count)), back
             items.append(_Item("freq", start, e, Span(low * factor, cue.count * factor)))
     items.sort(key=lambda it: it.t0)
-    _apply_qualifiers(items, cues)
+    _apply_qualifiers(items, cues, words)
     _apply_basis(items, cues, taken_cues)
     _apply_parentheses(items, words)
     # -- drugs ------------------------------------------------------------------------------
@@ -1286,13 +1291,32 @@ def _clearances(
         low, high = a.parts[0].written, a.parts[-1].written
         before = set(tokens.words[max(0, a.t0 - 2) : a.t0])
         if before & _BELOW:
-            span = Span(Decimal(0), high, "max")
+            floor = _band_floor(tokens, a.t0)
+            span = Span(floor, high) if floor is not None else Span(Decimal(0), high, "max")
         elif before & _ABOVE:
             span = Span(low, _NO_LIMIT, "min")
         else:
             span = Span(low, high)
         out.append((tokens.starts[a.t0], span))
     return out
+
+
+#: Words that join the lower bound of a band to "less than" its upper one ("50 to less than
+#: 80 ml/min", "50 tot minder dan 80", "từ 50 đến dưới 80").
+_BAND_JOINS: Final = frozenset({"to", "tot", "đến", "tới", "-", "–"})
+
+
+def _band_floor(tokens: Tokens, at: int) -> Decimal | None:
+    """The lower bound of a band whose upper bound, at ``at``, follows "less than" / "minder
+    dan" / "dưới": the number before the joining word ("50 to less than 80 ml/min"); ``None``
+    when the bound stands alone ("less than 30 ml/min")."""
+    words, kinds = tokens.words, tokens.kinds
+    k = at - 1
+    while k > 0 and k >= at - 2 and (words[k] in _BELOW or words[k] in ("than", "dan")):
+        k -= 1
+    if k >= 1 and words[k] in _BAND_JOINS and kinds[k - 1] == NUM:
+        return parse_number(words[k - 1])
+    return None
 
 
 def _with_clearance(r: Reading, bands: list[tuple[int, Span]], before: Span | None) -> Reading:
@@ -1596,10 +1620,25 @@ def _interval_of(a: Amount, cues: list[tuple[int, int, Cue]]) -> Span | None:
     return Span(_DAY / a.high, _DAY / a.low)
 
 
-def _apply_qualifiers(items: list[_Item], cues: list[tuple[int, int, Cue]]) -> None:
+#: Words that may link an amount to a limit named after it ("20 mg is the ceiling", "40 mg
+#: is het maximum", "20 mg là mức tối đa"): copulas, articles and possessives.
+_LIMIT_LINKS: Final = frozenset(
+    {
+        *("is", "was", "be", "will", "the", "your", "its", "that", "this", "s", "re"),
+        *("is", "de", "het", "uw", "dat", "dit", "daarmee"),
+        *("là", "mức", "liều", "đó", "này", "chính"),
+    }
+)
+
+
+def _apply_qualifiers(
+    items: list[_Item], cues: list[tuple[int, int, Cue]], words: Sequence[str]
+) -> None:
     """Each qualifier phrase applies to the next item within 8 tokens after it; a limit (max /
     min) is not undone by a "usual" or "start" word after it. A starting phrase with no item
-    after it applies to the amount just before it ("20 mg once a day from the start")."""
+    after it applies to the amount just before it ("20 mg once a day from the start"); a limit
+    with no item after it, to an amount that only a copula (and the amount's basis) links to
+    it ("20 mg a day is the ceiling", "40 mg is het maximum", "20 mg là mức tối đa")."""
     for s, e, cue in cues:
         if cue.kind != "qual":
             continue
@@ -1608,6 +1647,19 @@ def _apply_qualifiers(items: list[_Item], cues: list[tuple[int, int, Cue]]) -> N
             before = [it for it in items if it.kind == "amount" and it.t1 <= s and s - it.t1 <= 8]
             if before and before[-1].qualifier is None:
                 before[-1].qualifier = "start"
+            continue
+        if nxt is None and cue.value in ("max", "min"):
+            basis = {t for bs, be, c in cues if c.kind == "basis" for t in range(bs, be)}
+            linked = [
+                it
+                for it in items
+                if it.kind == "amount"
+                and it.t1 <= s
+                and all(words[t] in _LIMIT_LINKS or t in basis for t in range(it.t1, s))
+            ]
+            if linked and linked[-1].qualifier is None:
+                linked[-1].qualifier = cue.value  # type: ignore[assignment]
+                linked[-1].span = _qualified(linked[-1].span, linked[-1].qualifier)
             continue
         if nxt is None:
             continue
