@@ -83,6 +83,7 @@ IU 1 IU | iu | i.u. | ie | units | unit | eenheden | eenheid | đơn vị
 IU 1000000 MIU | miu | mui
 h 1 hours | h | hr | hrs | hour | hours | uur | uren | giờ | tiếng
 h 1/60 minutes | min | mins | minute | minutes | minuut | minuten | phút
+h 1/3600 seconds | sec | secs | seconds | seconde | seconden | giây
 h 24 days | day | days | dag | dagen | ngày
 h 168 weeks | week | weeks | weken | tuần
 month 1 months | month | months | maand | maanden | tháng
@@ -526,9 +527,9 @@ def _between(words: list[str], i: int, j: int) -> bool:
     return words[j] in _AND and i > 0 and words[i - 1] in _BETWEEN
 
 
-#: "Half" before a time unit ("half an hour", "een half uur", "nửa giờ", "nửa tiếng"): 0.5 of
-#: it. Only time units: "half a tablet" is a count the dose reader handles.
-_HALVES: Final = {"half": ("en", "nl"), "nửa": ("vi",)}
+#: "Half" before a time unit ("half an hour", "een half uur", "een halve minuut", "nửa giờ",
+#: "nửa tiếng"): 0.5 of it. Only time units: "half a tablet" is a count the dose reader handles.
+_HALVES: Final = {"half": ("en", "nl"), "halve": ("nl",), "nửa": ("vi",)}
 _HALF: Final = Decimal("0.5")
 #: Articles between "half" and its unit ("half an hour").
 _HALF_ARTICLES: Final = frozenset({"a", "an"})

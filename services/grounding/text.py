@@ -153,7 +153,7 @@ def _concept_hits(
     return found, covered
 
 
-_HALVES: Final = frozenset({"half", "nửa"})
+_HALVES: Final = frozenset({"half", "halve", "nửa"})
 _ARTICLES: Final = frozenset({"a", "an"})
 
 
@@ -164,7 +164,7 @@ def _is_quantity_word(t: Tokens, i: int, language: str | None) -> bool:
     word = words_[i]
     if word in NUMBER_WORDS:  # only with its unit: a bare "seven" is content
         return i + 1 < len(words_) and words_[i + 1] in UNITS
-    if word in _HALVES:  # "half an hour", "een half uur", "nửa giờ"
+    if word in _HALVES:  # "half an hour", "een half uur", "een halve minuut", "nửa giờ"
         j = i + 2 if i + 2 < len(words_) and words_[i + 1] in _ARTICLES else i + 1
         return j < len(words_) and words_[j] in UNITS
     if word in UNITS and i:
@@ -242,21 +242,43 @@ _VI_JOINS: Final = frozenset(
 )
 
 
+#: Vietnamese negators of a command read as ``không``: "đừng nuốt" and "không nuốt" say the
+#: same (as English and Dutch negations are read as ``not``).
+_VI_NEGATORS: Final = {"đừng": "không", "chớ": "không"}
+
+
 def _vi_units(t: Tokens, lo: int, hi: int, *, unigrams: bool) -> frozenset[str]:
+    """Bigrams of each run; a claim's content syllable that is in no bigram (alone between
+    joins or punctuation: "nhai" and "nghiền" in "có thể nhai hoặc nghiền") counts by itself,
+    so that a list of single-syllable verbs is not left without units."""
     stop = STOP_WORDS["vi"]
     bigrams: set[str] = set()
     singles: set[str] = set()
+    lone: set[str] = set()
     found, covered = _concept_hits(t.words, lo, hi, "vi", passage=unigrams)
+    if not unigrams:  # amounts in words ("nửa phút", "hai viên"): the number check compares them
+        words_ = t.words
+        covered |= {
+            i
+            for i in range(lo, hi)
+            if words_[i] in _QUANTITY_WORDS and _is_quantity_word(t, i, "vi")
+        }
     for run in _vi_runs(t, lo, hi, covered):
+        run = [_VI_NEGATORS.get(w, w) for w in run]
         singles.update(w for w in run if w not in stop)
-        bigrams.update(
-            f"{a} {b}"
-            for a, b in itertools.pairwise(run)
-            if (a not in stop or b not in stop) and a not in _VI_JOINS and b not in _VI_JOINS
+        paired = [False] * len(run)
+        for k, (a, b) in enumerate(itertools.pairwise(run)):
+            if (a not in stop or b not in stop) and a not in _VI_JOINS and b not in _VI_JOINS:
+                bigrams.add(f"{a} {b}")
+                paired[k] = paired[k + 1] = True
+        lone.update(
+            w
+            for w, p in zip(run, paired, strict=True)
+            if not p and w not in stop and w not in _VI_JOINS
         )
     if unigrams or not bigrams:
         return frozenset(bigrams | singles | found)
-    return frozenset(bigrams | found)
+    return frozenset(bigrams | lone | found)
 
 
 def units_of(

@@ -1,0 +1,142 @@
+"""The mechanisms of the thirteenth round (issue 10): general causes of correct answers flagged as
+ungrounded across fresh3..fresh10, each with own sentences in English, Dutch and Vietnamese and
+near misses (a changed fact that must still fail); invented drug names stand for drugs no
+lexicon knows."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+from services.grounding.claims import skip_reason
+from services.grounding.text import claim_units, passage_units
+from tests.support.grounding_checks import numbered_report as report
+
+_quantities = importlib.import_module("services.grounding.quantities")
+
+
+def _reason(sentence: str, language: str) -> str | None:
+    return skip_reason(sentence, language, _quantities.quantities(sentence, language))
+
+
+def _support(claim: str, passage: str, language: str) -> float:
+    units = claim_units(claim, language)
+    return len(units & passage_units(passage, language)) / len(units)
+
+
+# --- lay-medical concept families: the same advice in other words -----------------------------
+
+
+@pytest.mark.parametrize(
+    ("claim", "passage", "language"),
+    [
+        ("Leave a gap of six hours.", "Wait six hours between doses.", "en"),
+        ("Discard the rest of the milk.", "Throw away the rest of the milk.", "en"),
+        ("It may increase your appetite.", "It can increase hunger.", "en"),
+        ("Wash it down with water.", "Take it with a glass of water.", "en"),
+        ("Use it seven days in a row.", "The treatment lasts seven days.", "en"),
+        ("Wacht zes uur.", "Houd zes uur tussenpoos aan.", "nl"),
+        ("Neem het meteen in.", "Direct innemen.", "nl"),
+        ("Het geeft meer trek.", "Het geeft meer eetlust.", "nl"),
+        ("Gebruik het zeven dagen achter elkaar.", "De behandeling duurt zeven dagen.", "nl"),
+        ("Neem het voordat u gaat slapen.", "Innemen voor het slapengaan.", "nl"),
+        ("Bắt đầu uống khi hành kinh.", "Bắt đầu uống khi có kinh.", "vi"),
+        ("Người già cần giảm liều.", "Người cao tuổi cần giảm liều.", "vi"),
+        ("Hoà gói thuốc với nước.", "Hòa tan gói thuốc trong nước.", "vi"),
+    ],
+)
+def test_the_same_advice_in_other_words_is_supported(
+    claim: str, passage: str, language: str
+) -> None:
+    assert _support(claim, passage, language) >= 0.55
+
+
+@pytest.mark.parametrize(
+    ("claim", "passage", "language"),
+    [
+        # a family stands for its concept only: swallowing whole is not chewing
+        ("Chew the tablet.", "Swallow the tablet whole.", "en"),
+        ("Kauw de tablet fijn.", "Tablet niet kauwen.", "nl"),
+        # menstruation is no meal, the elderly are no children
+        ("Take it at the start of your period.", "Take it at the start of a meal.", "en"),
+        ("Trẻ em cần giảm liều.", "Người cao tuổi cần giảm liều.", "vi"),
+    ],
+)
+def test_another_concept_is_not_supported(claim: str, passage: str, language: str) -> None:
+    assert _support(claim, passage, language) < 1.0
+
+
+# --- Vietnamese: lone syllables, amounts in words, negated commands --------------------------
+
+
+def test_a_vietnamese_syllable_in_no_pair_counts_by_itself() -> None:
+    # "ketomax" stands between a concept and a discourse word: it is in no bigram
+    assert "ketomax" in claim_units("Uống gấp đôi ketomax có thể gây nôn.", "vi")
+
+
+def test_a_vietnamese_amount_in_words_is_no_content() -> None:
+    units = claim_units("Ngậm nửa phút rồi nhổ ra.", "vi")
+    assert not any("phút" in u for u in units)
+
+
+def test_a_vietnamese_negated_command_reads_as_not() -> None:
+    assert _support("Đừng nuốt dung dịch.", "Không nuốt dung dịch.", "vi") == 1.0
+    assert _support("Hãy nuốt dung dịch.", "Không nuốt dung dịch.", "vi") < 1.0
+
+
+# --- seconds, and Dutch "halve" before a time unit -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        ("Hold it for 30 seconds.", "en"),
+        ("Hold it for half a minute.", "en"),
+        ("Houd het dertig seconden vast.", "nl"),
+        ("Houd het een halve minuut vast.", "nl"),
+        ("Giữ trong 30 giây.", "vi"),
+        ("Giữ trong nửa phút.", "vi"),
+    ],
+)
+def test_half_a_minute_is_thirty_seconds(text: str, language: str) -> None:
+    keys = [q.key for q in _quantities.quantities(text, language)]
+    assert keys == [_quantities.quantities("30 seconds", "en")[0].key]
+
+
+def test_seconds_of_another_amount_are_missing() -> None:
+    r = report("Gargle for 60 seconds.", ["Gargle for 30 seconds, then spit it out."], "en")
+    assert r.ungrounded
+
+
+# --- safety nets in more verbs, closing wishes -----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("sentence", "language", "reason"),
+    [
+        ("If it happens often, have a chat with the pharmacist.", "en", "referral"),
+        ("The clinic will keep an eye on your liver tests.", "en", "referral"),
+        ("Safe travels!", "en", "pleasantry"),
+        ("Meld bijwerkingen aan uw huisarts.", "nl", "referral"),
+        ("Fijne vakantie!", "nl", "pleasantry"),
+        ("Nếu vẫn còn đau, hãy tái khám với bác sĩ.", "vi", "referral"),
+        ("Chúc anh may mắn!", "vi", "pleasantry"),
+    ],
+)
+def test_a_safety_net_or_a_wish_is_no_claim(sentence: str, language: str, reason: str) -> None:
+    assert _reason(sentence, language) == reason
+
+
+@pytest.mark.parametrize(
+    ("sentence", "language"),
+    [
+        ("The clinic will keep an eye on you while you take 40 mg.", "en"),
+        ("This chat is kept by the hospital.", "en"),
+        ("De sterkte van 0,1% is voor volwassenen.", "nl"),
+        ("Het beste neemt u het 's avonds in.", "nl"),
+        ("Hãy tái khám và uống 2 viên mỗi ngày.", "vi"),
+    ],
+)
+def test_near_misses_stay_claims(sentence: str, language: str) -> None:
+    assert _reason(sentence, language) is None
