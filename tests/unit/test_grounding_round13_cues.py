@@ -140,3 +140,56 @@ def test_a_safety_net_or_a_wish_is_no_claim(sentence: str, language: str, reason
 )
 def test_near_misses_stay_claims(sentence: str, language: str) -> None:
     assert _reason(sentence, language) is None
+
+
+# --- a qualifier does not reach across the next step of a schedule -----------------------------
+
+
+@pytest.mark.parametrize(
+    ("answer", "passage", "language"),
+    [
+        (
+            "Start with 4 mg of loperamide, then 2 mg after every loose stool.",
+            "Loperamide: take 4 mg at first, then 2 mg after each loose stool.",
+            "en",
+        ),
+        (
+            "Begin met 4 mg loperamide en neem daarna 2 mg na elke dunne ontlasting.",
+            "Loperamide: 4 mg in het begin, daarna 2 mg na elke dunne ontlasting.",
+            "nl",
+        ),
+        (
+            "Bắt đầu với loperamid 4 mg, sau mỗi lần đi ngoài phân lỏng uống thêm 2 mg.",
+            "Loperamid: uống 4 mg lúc đầu, rồi 2 mg sau mỗi lần đi ngoài phân lỏng.",
+            "vi",
+        ),
+    ],
+)
+def test_the_step_after_then_is_no_starting_dose(answer: str, passage: str, language: str) -> None:
+    assert not report(answer, [passage], language).ungrounded
+
+
+@pytest.mark.parametrize(
+    ("answer", "passage", "language"),
+    [
+        (
+            "Start with 2 mg of loperamide.",
+            "Loperamide: take 4 mg at first, then 2 mg after each loose stool.",
+            "en",
+        ),
+        (
+            "Begin met 2 mg loperamide.",
+            "Loperamide: 4 mg in het begin, daarna 2 mg na elke dunne ontlasting.",
+            "nl",
+        ),
+        (
+            "Bắt đầu với loperamid 2 mg.",
+            "Loperamid: uống 4 mg lúc đầu, rồi 2 mg sau mỗi lần đi ngoài phân lỏng.",
+            "vi",
+        ),
+    ],
+)
+def test_the_second_step_as_the_start_is_still_flagged(
+    answer: str, passage: str, language: str
+) -> None:
+    assert report(answer, [passage], language).ungrounded

@@ -252,6 +252,10 @@ class LanguageCues(_Strict):
     #: 20 mg", "niet de gebruikelijke 20 mg", "chứ không phải 20 mg"): the dose not meant, no
     #: dose claim of the sentence (its number is still looked for among the passages).
     instead: list[str] = Field(default_factory=list)
+    #: Words that move on to the next step of a schedule ("then", "daarna", "rồi"): a
+    #: qualifier does not reach across one, so in "2 capsules at first, then 1 after each loose
+    #: stool" only the first amount is the starting dose.
+    then: list[str] = Field(default_factory=list)
     examples: list[ReadingExample] = Field(default_factory=list)
 
 
@@ -268,7 +272,8 @@ class Cue:
     Kinds: ``qual`` (max/min/start/usual), ``basis`` (dose/day/week), ``freq`` (a count),
     ``ivl_before``, ``ivl_after``, ``pol`` (a polarity), ``modal``, ``modal_after``, ``neg``,
     ``wneg`` (a negated assertion over the rest of its clause), ``use``, ``dayword``, ``cmp``
-    (a comparison), ``change`` (a dose change), ``same`` (the
+    (a comparison), ``change`` (a dose change), ``then`` (the next step of a schedule),
+    ``same`` (the
     claim before, for other drugs), ``pop`` (a population key), ``cond`` (a condition key;
     ``value2`` is ``"population"`` when it also selects a dose).
     """
@@ -404,6 +409,7 @@ class MedicalLexicon:
         entries += [(p, Cue("change")) for p in cues.dose_change]
         entries += [(p, Cue("same")) for p in cues.same_for]
         entries += [(p, Cue("instead")) for p in cues.instead]
+        entries += [(p, Cue("then")) for p in cues.then]
         entries += [(p, Cue("neutral")) for p in getattr(groups.neutral, language)]
         for g in groups.populations:
             entries += [(p, Cue("pop", g.key)) for p in getattr(g, language)]

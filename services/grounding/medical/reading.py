@@ -1638,11 +1638,16 @@ def _apply_qualifiers(
     min) is not undone by a "usual" or "start" word after it. A starting phrase with no item
     after it applies to the amount just before it ("20 mg once a day from the start"); a limit
     with no item after it, to an amount that only a copula (and the amount's basis) links to
-    it ("20 mg a day is the ceiling", "40 mg is het maximum", "20 mg là mức tối đa")."""
+    it ("20 mg a day is the ceiling", "40 mg is het maximum", "20 mg là mức tối đa"). A
+    qualifier does not reach across the next step of a schedule: in "2 capsules at first, then
+    1 capsule after each loose stool" the starting phrase has no item after it."""
+    steps = [s for s, _, c in cues if c.kind == "then"]
     for s, e, cue in cues:
         if cue.kind != "qual":
             continue
         nxt = next((it for it in items if it.t0 >= e and it.t0 - e <= 8), None)
+        if nxt is not None and any(e <= t < nxt.t0 for t in steps):
+            nxt = None
         if nxt is None and cue.value == "start":
             before = [it for it in items if it.kind == "amount" and it.t1 <= s and s - it.t1 <= 8]
             if before and before[-1].qualifier is None:
