@@ -193,3 +193,88 @@ def test_the_second_step_as_the_start_is_still_flagged(
     answer: str, passage: str, language: str
 ) -> None:
     assert report(answer, [passage], language).ungrounded
+
+
+# --- a limit word before a number of its own, "the limit is", "<" before a weight ----------
+
+
+@pytest.mark.parametrize(
+    ("answer", "passage", "language"),
+    [
+        (
+            "Children under 40 kg take 20 to 40 mg/kg of zorbactam once a day.",
+            "Zorbactam: children up to 11 years weighing less than 40 kg: 20 to 40 mg/kg once a "
+            "day.",
+            "en",
+        ),
+        (
+            "Kinderen onder 40 kg krijgen 20 tot 40 mg/kg zorbactam eenmaal daags.",
+            "Zorbactam: kinderen tot 11 jaar die minder dan 40 kg wegen: 20 tot 40 mg/kg eenmaal "
+            "daags.",
+            "nl",
+        ),
+        (
+            "Trẻ em dưới 40 kg uống zorbactam 20 đến 40 mg/kg, ngày một lần.",
+            "Zorbactam: trẻ em tới 11 tuổi cân nặng dưới 40 kg: 20 đến 40 mg/kg, ngày một lần.",
+            "vi",
+        ),
+    ],
+)
+def test_a_limit_on_an_age_is_no_limit_on_the_dose(
+    answer: str, passage: str, language: str
+) -> None:
+    assert not report(answer, [passage], language).ungrounded
+
+
+@pytest.mark.parametrize(
+    ("answer", "language"),
+    [
+        ("The limit is 5 mg/kg of hydroxychloroquine a day.", "en"),
+        ("Giới hạn là 5 mg/kg hydroxychloroquin mỗi ngày.", "vi"),
+    ],
+)
+def test_the_limit_is_a_maximum(answer: str, language: str) -> None:
+    passage = {
+        "en": "Hydroxychloroquine: the daily dose should not exceed 5 mg/kg.",
+        "vi": "Hydroxychloroquin: không dùng quá 5 mg/kg mỗi ngày.",
+    }[language]
+    assert not report(answer, [passage], language).ungrounded
+    assert report(answer.replace("5 mg", "8 mg"), [passage], language).ungrounded
+
+
+@pytest.mark.parametrize(
+    ("answer", "passage", "language"),
+    [
+        (
+            "Because he weighs less than 60 kg, he takes 5 mg of prasugrel once a day.",
+            "Prasugrel, patients weighing < 60 kg: 5 mg once daily. Others: 10 mg once daily.",
+            "en",
+        ),
+        (
+            "Omdat zij minder dan 60 kg weegt, neemt zij 5 mg prasugrel eenmaal daags.",
+            "Prasugrel, patiënten met een lichaamsgewicht < 60 kg: 5 mg eenmaal daags. "
+            "Anderen: 10 mg eenmaal daags.",
+            "nl",
+        ),
+        (
+            "Vì ông nặng dưới 60 kg, ông uống prasugrel 5 mg mỗi ngày một lần.",
+            "Prasugrel, người bệnh cân nặng < 60 kg: 5 mg mỗi ngày một lần. Người khác: 10 mg "
+            "mỗi ngày một lần.",
+            "vi",
+        ),
+    ],
+)
+def test_a_weight_band_written_with_a_sign_is_read(
+    answer: str, passage: str, language: str
+) -> None:
+    assert not report(answer, [passage], language).ungrounded
+    assert report(answer.replace("5 mg", "7 mg"), [passage], language).ungrounded
+
+
+def test_the_patients_weight_said_back_is_no_missing_amount() -> None:
+    from schemas.verdicts import MedicalContext
+
+    context = MedicalContext(weight_kg=18.0)
+    passage = "Children under 50 kg: 50 mg/kg of zorbactam once a day."
+    ok = report("For a child of 18 kg the usual schedule applies.", [passage], "en", context)
+    assert not any("mg" in n for c in ok.claims for n in c.numbers_missing)

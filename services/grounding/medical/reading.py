@@ -1057,7 +1057,7 @@ def read_sentence(
                     low, start = Decimal(min(NUMBER_WORDS[prev], cue.count)), back
             items.append(_Item("freq", start, e, Span(low * factor, cue.count * factor)))
     items.sort(key=lambda it: it.t0)
-    _apply_qualifiers(items, cues, words)
+    _apply_qualifiers(items, cues, words, kinds)
     _apply_basis(items, cues, taken_cues)
     _apply_parentheses(items, words)
     # -- drugs ------------------------------------------------------------------------------
@@ -1632,7 +1632,10 @@ _LIMIT_LINKS: Final = frozenset(
 
 
 def _apply_qualifiers(
-    items: list[_Item], cues: list[tuple[int, int, Cue]], words: Sequence[str]
+    items: list[_Item],
+    cues: list[tuple[int, int, Cue]],
+    words: Sequence[str],
+    kinds: Sequence[int] = (),
 ) -> None:
     """Each qualifier phrase applies to the next item within 8 tokens after it; a limit (max /
     min) is not undone by a "usual" or "start" word after it. A starting phrase with no item
@@ -1640,12 +1643,16 @@ def _apply_qualifiers(
     with no item after it, to an amount that only a copula (and the amount's basis) links to
     it ("20 mg a day is the ceiling", "40 mg is het maximum", "20 mg là mức tối đa"). A
     qualifier does not reach across the next step of a schedule: in "2 capsules at first, then
-    1 capsule after each loose stool" the starting phrase has no item after it."""
+    1 capsule after each loose stool" the starting phrase has no item after it. Nor across a
+    number of its own: in "children up to 12 years weighing less than 50 kg: 50 to 80 mg/kg"
+    the limit is the age's, and the dose is no maximum."""
     steps = [s for s, _, c in cues if c.kind == "then"]
     for s, e, cue in cues:
         if cue.kind != "qual":
             continue
         nxt = next((it for it in items if it.t0 >= e and it.t0 - e <= 8), None)
+        if nxt is not None and any(kinds[t] == NUM for t in range(e, min(nxt.t0, len(kinds)))):
+            continue  # "up to 12 years …: 50 mg/kg": the number right after is what it limits
         if nxt is not None and any(e <= t < nxt.t0 for t in steps):
             nxt = None
         if nxt is None and cue.value == "start":
