@@ -357,16 +357,22 @@ def ground(
     bare_numbers: bool,
     doc: str | None = None,
     drugs: frozenset[str] = frozenset(),
+    weight: Decimal | None = None,
 ) -> Verdict:
     """Ground one claim — its content ``units`` (:func:`~services.grounding.text.claim_units`)
     and its quantities ``found`` — in all passages, or in the passages of the document ``doc``.
     ``drugs``: the drugs a dose claim without readings names; its numbers must then be in the
-    passages about them, when some passage is (another drug's "120 hours" is not theirs)."""
+    passages about them, when some passage is (another drug's "120 hours" is not theirs).
+    ``weight``: the patient's body weight (kg), which a sentence may say back ("for a child of
+    18 kg:") without it being an amount the passages must hold."""
     indices, keys, numbers = _scope(evidence, doc)
     if not indices:
         return Verdict(False, 0.0, None, _missing(found, frozenset(), frozenset(), bare_numbers))
     if drugs and found and doc is None:
         keys, numbers = evidence.numbers_about(drugs, keys, numbers)
+    if weight is not None:
+        numbers = numbers | {weight}
+        keys = keys | {f"{format_decimal(weight * _MG_PER_KG)} mg"}
     missing = _missing(found, keys, numbers, bare_numbers)
     best, support = _best_support(units, evidence, indices)
     grounded = not missing and support >= threshold

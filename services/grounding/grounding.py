@@ -552,6 +552,7 @@ def _deterministic(
         bare_numbers=config.bare_numbers,
         doc=doc,
         drugs=claim.drugs or (_stated_drugs(claim) if claim.readings else frozenset()),
+        weight=weight,
     )
 
 
