@@ -245,6 +245,7 @@ _VI_JOINS: Final = frozenset(
 #: Vietnamese negators of a command read as ``không``: "đừng nuốt" and "không nuốt" say the
 #: same (as English and Dutch negations are read as ``not``).
 _VI_NEGATORS: Final = {"đừng": "không", "chớ": "không"}
+_VI_NEGATOR_WORDS: Final = frozenset(_VI_NEGATORS)
 
 
 def _vi_units(t: Tokens, lo: int, hi: int, *, unigrams: bool) -> frozenset[str]:
@@ -256,26 +257,27 @@ def _vi_units(t: Tokens, lo: int, hi: int, *, unigrams: bool) -> frozenset[str]:
     singles: set[str] = set()
     lone: set[str] = set()
     found, covered = _concept_hits(t.words, lo, hi, "vi", passage=unigrams)
-    if not unigrams:  # amounts in words ("nửa phút", "hai viên"): the number check compares them
-        words_ = t.words
-        covered |= {
-            i
-            for i in range(lo, hi)
-            if words_[i] in _QUANTITY_WORDS and _is_quantity_word(t, i, "vi")
-        }
+    words_ = t.words
+    if not unigrams and not _QUANTITY_WORDS.isdisjoint(words_[lo:hi]):
+        # amounts in words ("nửa phút", "hai viên"): the number check compares them
+        for i in range(lo, hi):
+            if words_[i] in _QUANTITY_WORDS and _is_quantity_word(t, i, "vi"):
+                covered.add(i)
+    negated = not _VI_NEGATOR_WORDS.isdisjoint(words_[lo:hi])
     for run in _vi_runs(t, lo, hi, covered):
-        run = [_VI_NEGATORS.get(w, w) for w in run]
-        singles.update(w for w in run if w not in stop)
+        if negated:
+            run = [_VI_NEGATORS.get(w, w) for w in run]
+        singles.update(run)
         paired = [False] * len(run)
         for k, (a, b) in enumerate(itertools.pairwise(run)):
             if (a not in stop or b not in stop) and a not in _VI_JOINS and b not in _VI_JOINS:
                 bigrams.add(f"{a} {b}")
                 paired[k] = paired[k + 1] = True
-        lone.update(
-            w
-            for w, p in zip(run, paired, strict=True)
-            if not p and w not in stop and w not in _VI_JOINS
-        )
+        if not unigrams and False in paired:
+            for w, p in zip(run, paired, strict=True):
+                if not p and w not in stop and w not in _VI_JOINS:
+                    lone.add(w)
+    singles -= stop
     if unigrams or not bigrams:
         return frozenset(bigrams | singles | found)
     return frozenset(bigrams | lone | found)
