@@ -1651,9 +1651,9 @@ def _apply_qualifiers(
         if cue.kind != "qual":
             continue
         nxt = next((it for it in items if it.t0 >= e and it.t0 - e <= 8), None)
-        if nxt is not None and any(kinds[t] == NUM for t in range(e, min(nxt.t0, len(kinds)))):
+        if nxt is not None and NUM in kinds[e : nxt.t0]:
             continue  # "up to 12 years …: 50 mg/kg": the number right after is what it limits
-        if nxt is not None and any(e <= t < nxt.t0 for t in steps):
+        if steps and nxt is not None and any(e <= t < nxt.t0 for t in steps):
             nxt = None
         if nxt is None and cue.value == "start":
             before = [it for it in items if it.kind == "amount" and it.t1 <= s and s - it.t1 <= 8]
