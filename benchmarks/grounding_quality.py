@@ -14,9 +14,10 @@ claim, a fabricated or an unsupported citation; *critical* when a critical findi
 case is judged right when: kinds that must pass are not flagged; kinds that must be caught are
 flagged, and critical where the label says so. Reported per kind × language for the ``dev`` split
 (used for tuning), the ``test`` split (not) and the ``fresh``, ``fresh2``, ``fresh3``,
-``fresh4``, ``fresh5``, ``fresh6``, ``fresh7``, ``fresh8``, ``fresh9`` and ``fresh10`` splits
-(held-out sets written later, for the second, third, fifth, sixth, seventh, eighth, ninth, tenth,
-eleventh and twelfth rounds, never tuned on; ``fresh3`` to ``fresh10`` were written
+``fresh4``, ``fresh5``, ``fresh6``, ``fresh7``, ``fresh8``, ``fresh9``, ``fresh10`` and
+``fresh11`` splits (held-out sets written later, for the second, third, fifth, sixth, seventh,
+eighth, ninth, tenth, eleventh, twelfth and thirteenth rounds, never tuned on; ``fresh3`` to
+``fresh11`` were written
 without reading the check), with the user's
 question given to the check as the preceding turn's medical context (drugs, population) and without
 it, beside two baselines: *flag every number* (an answer with any number is flagged and critical)
@@ -89,6 +90,7 @@ SPLITS = {
     "fresh8": "held out, written blind for the tenth round",
     "fresh9": "held out, written blind for the eleventh round",
     "fresh10": "held out, written blind for the twelfth round",
+    "fresh11": "held out, written blind for the thirteenth round",
 }
 CBEGIN, CEND = "<!-- BEGIN grounding-cases -->", "<!-- END grounding-cases -->"
 SBEGIN, SEND = "<!-- BEGIN grounding-cases-summary -->", "<!-- END grounding-cases-summary -->"
@@ -587,9 +589,9 @@ def summary_section(cases: Sequence[Case], results: Results) -> str:
         f"{len(cases)} answers written independently of the check (11 kinds, en/nl/vi); "
         "rate judged right by `ClaimChecker.check` with the question's medical context. "
         "*dev* was tuned on, *test* is held out, *fresh*, *fresh2*, *fresh3*, *fresh4*, *fresh5*, "
-        "*fresh6*, *fresh7*, *fresh8*, *fresh9* and *fresh10* are held-out splits written later "
-        "(for the second, the third, the fifth, the sixth, the seventh, the eighth, the ninth, "
-        "the tenth, the eleventh and the twelfth round).",
+        "*fresh6*, *fresh7*, *fresh8*, *fresh9*, *fresh10* and *fresh11* are held-out splits "
+        "written later (for the second, the third, the fifth, the sixth, the seventh, the "
+        "eighth, the ninth, the tenth, the eleventh, the twelfth and the thirteenth round).",
         "",
         "| kind | " + " | ".join(head) + " |",
         "|---|" + "---|" * len(head),

@@ -2,7 +2,7 @@
 
 These checks read the data only; they do not run the grounding check. They hold the set to what its
 README promises: one JSON object per line, unique ids, at least eight cases of every kind in every
-language with both tuning splits (and ten later held-out splits, *fresh*, *fresh2*, … *fresh10*,
+language with both tuning splits (and eleven later held-out splits, *fresh*, *fresh2*, … *fresh11*,
 of at least twenty cases per language over every kind),
 passages that are valid ``Passage`` wire objects, citations that are fabricated exactly where the
 kind says so, and labels that follow the kind.
@@ -29,6 +29,7 @@ SPLITS = (
     *("test", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8"),
     "fresh9",
     "fresh10",
+    "fresh11",
 )
 #: the later held-out splits: at least so many cases per language, and per kind in each language
 MIN_FRESH_PER_LANGUAGE = 20
@@ -43,6 +44,7 @@ MIN_FRESH_PER_KIND = {
     "fresh8": 2,
     "fresh9": 2,
     "fresh10": 2,
+    "fresh11": 2,
 }
 
 #: kind -> (flagged, critical); ``None`` for critical means either (a citation case is critical
@@ -240,6 +242,7 @@ def _readme_table(section: str) -> dict[str, tuple[int, ...]]:
         ("Fresh8", ("fresh8",)),
         ("Fresh9", ("fresh9",)),
         ("Fresh10", ("fresh10",)),
+        ("Fresh11", ("fresh11",)),
     ],
 )
 def test_readme_counts_match_the_data(section: str, splits: tuple[str, ...]) -> None:
