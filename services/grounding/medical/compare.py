@@ -238,6 +238,8 @@ def _dose_facets(
             kept = (a.qualifier,) if a.qualifier == "start" else (a.qualifier, None)
             same_unit = [p for p in same_unit if p.reading.qualifier in kept]
         agree = [p for p in same_unit if _amount_agrees(a, p.reading) and not _cap_only(a, p, pool)]
+        if _group_dose_stated(a, same_unit, agree):
+            agree = [p for p in agree if p.reading.qualifier != "max"]
         other_basis = [p for p in same_unit if _same_amount_other_basis(a, p.reading)]
         differ = other_basis + [p for p in same_unit if p not in agree and p not in other_basis]
         status, clash = _facet_status(a, agree, differ, limit=a.qualifier in ("max", "min"))
@@ -319,6 +321,28 @@ def _cap_only(a: Reading, p: PassageReading, pool: Sequence[PassageReading]) -> 
             and q.reading.unit.endswith("/kg")
             for q in pool
         )
+    )
+
+
+def _group_dose_stated(
+    a: Reading, same_unit: Sequence[PassageReading], agree: Sequence[PassageReading]
+) -> bool:
+    """Whether the passages state the dose of the answer's own group (not adults in general) on
+    its basis, and that dose is not the answer's: then a maximum the amount stays under does not
+    back it ("Người cao tuổi: 7,5 mg/ngày … Liều tối đa 15 mg/ngày" against 15 mg a day for an
+    older person; "ouderen: 5 mg per dag; maximaal 10 mg per dag" against 10 mg for someone
+    of 80). An exact amount with no qualifier of its own only."""
+    group = a.populations - {"adult"}
+    if not group or a.qualifier is not None or a.amount is None or a.amount.kind != "exact":
+        return False
+    return any(
+        p.reading.qualifier is None
+        and p.reading.amount is not None
+        and p.reading.amount.kind == "exact"
+        and p.reading.basis == a.basis
+        and p.reading.populations & group
+        and p not in agree
+        for p in same_unit
     )
 
 
@@ -473,6 +497,32 @@ def _allowed_groups(a: Reading, passages: Sequence[PassageReading]) -> frozenset
     )
 
 
+def _age_within(age: Decimal, band: tuple[Decimal | None, Decimal | None]) -> bool:
+    return (band[0] is None or band[0] <= age) and (band[1] is None or age < band[1])
+
+
+def _advised_against(a: Reading, passages: Sequence[PassageReading]) -> list[PassageReading]:
+    """The negative safety statements of the drug's passages about an age band that holds the
+    patient's one age ("Not recommended for adults over 65" for a dose given to someone of 72,
+    "niet bij kinderen jonger dan 2 jaar" for a boy of 14 months): a dose for that patient is
+    advised against, whatever the amount. Only for a single age (a person's, not a band) and
+    statements about age groups alone (not "children with liver disease")."""
+    if a.kind != "dose" or a.age is None or a.age[0] is None or a.age[0] != a.age[1]:
+        return []
+    age = a.age[0]
+    return [
+        p
+        for p in passages
+        if p.reading.kind == "contraindication"
+        and p.reading.polarity in NEGATIVE
+        and p.reading.age is not None
+        and p.reading.conditions <= _AGE_GROUPS
+        and a.populations & p.reading.populations
+        and _drugs_ok(a, p.reading)
+        and _age_within(age, p.reading.age)
+    ]
+
+
 def compare(
     a: Reading, passages: Sequence[PassageReading], weight: Decimal | None = None
 ) -> Comparison:
@@ -508,6 +558,10 @@ def compare(
                 a, populations=a.populations - allowed, conditions=a.conditions - allowed
             )
             status, support, against = _judge(general, passages)
+    if status in ("supported", "unknown"):
+        advised_against = _advised_against(a, passages)
+        if advised_against:
+            status, support, against = "contradicted", [], advised_against
     # The closest contradiction first: the same amount on another basis, then the same basis
     # and kind of dose ("max 8000 mg per 24 h" against "max 4000 mg per 24 h").
     against.sort(

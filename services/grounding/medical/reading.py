@@ -266,7 +266,19 @@ _AGE_EN = _AgeWords(
     below_after=(("and", "under"), ("and", "younger"), ("or", "younger")),
     range_words=frozenset({"to", "-", "–", "and"}),
     people=frozenset(
-        {"people", "patients", "persons", "those", "anyone", "adults", "men", "women", "someone"}
+        {
+            "people",
+            "patients",
+            "persons",
+            "those",
+            "anyone",
+            "adults",
+            "men",
+            "women",
+            "someone",
+            "children",
+            "kids",
+        }
     ),
     kin=frozenset(
         {"son", "daughter", "child", "boy", "girl", "grandson", "granddaughter", "baby", "infant"}
@@ -282,7 +294,16 @@ _AGE_NL = _AgeWords(
     below_after=(("en", "jonger"), ("of", "jonger")),
     range_words=frozenset({"tot", "-", "–", "en"}),
     people=frozenset(
-        {"mensen", "patiënten", "personen", "volwassenen", "iemand", "mannen", "vrouwen"}
+        {
+            "mensen",
+            "patiënten",
+            "personen",
+            "volwassenen",
+            "iemand",
+            "mannen",
+            "vrouwen",
+            "kinderen",
+        }
     ),
     kin=frozenset(
         {
@@ -296,6 +317,12 @@ _AGE_NL = _AgeWords(
             "kleindochter",
             "baby",
             "zuigeling",
+            # diminutives, as parents write them ("ons zoontje van 14 maanden")
+            "zoontje",
+            "dochtertje",
+            "jongetje",
+            "kleinzoontje",
+            "kleindochtertje",
         }
     ),
     of="van",
@@ -1396,9 +1423,27 @@ _OF_GROUP: Final = frozenset(
 #: Articles between a comparison and its population ("as an adult", "als de volwassenen").
 _ARTICLES: Final = frozenset({"a", "an", "the", "de", "het", "een", "các", "những"})
 #: Words that set the compared group apart ("than for younger adults", "dan bij jongere
-#: volwassenen", "so với người trẻ hơn").
+#: volwassenen", "so với người trẻ hơn"), or make it any member of the group ("the same way
+#: as any other adult", "net als elke volwassene"): the patient is compared with it.
 _COMPARED: Final = frozenset(
-    {"younger", "older", "other", "healthy", "jongere", "oudere", "andere", "gezonde", "khác"}
+    {
+        "younger",
+        "older",
+        "other",
+        "healthy",
+        "any",
+        "every",
+        "ordinary",
+        "jongere",
+        "oudere",
+        "andere",
+        "gezonde",
+        "elke",
+        "iedere",
+        "gewone",
+        "khác",
+        "mọi",
+    }
 )
 
 

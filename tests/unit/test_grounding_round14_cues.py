@@ -1,0 +1,96 @@
+"""The mechanisms of the fourteenth round (issue 10): general causes of dangerous answers that
+passed across fresh3..fresh11, each with own sentences in English, Dutch and Vietnamese and near
+misses (the right answer that must still pass); invented drug names stand for drugs no lexicon
+knows."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.grounding_checks import reading_statuses
+
+# --- the patient's one age inside a band the passage advises against -------------------------
+
+_AGE_BANDS = [
+    (
+        "My 74-year-old father can take 8 mg of zorvatil three times a day, the same way as any "
+        "other adult.",
+        "My 40-year-old father can take 8 mg of zorvatil three times a day.",
+        "Zorvatil: adults aged 18 to 65 years: 8 mg three times a day. Not recommended for "
+        "adults over 65.",
+        "en",
+    ),
+    (
+        "Uw zoontje van 14 maanden kan 5 mg zorvatil per dag krijgen.",
+        "Uw zoontje van 3 jaar kan 5 mg zorvatil per dag krijgen.",
+        "Zorvatil: kinderen vanaf 2 jaar: 5 mg per dag. Gebruik zorvatil niet bij kinderen "
+        "jonger dan 2 jaar.",
+        "nl",
+    ),
+    (
+        "Bé 4 tuổi có thể uống zorvatil 5 mg mỗi ngày.",
+        "Bé 8 tuổi có thể uống zorvatil 5 mg mỗi ngày.",
+        "Zorvatil: trẻ em từ 6 tuổi: 5 mg mỗi ngày. Không dùng cho trẻ em dưới 6 tuổi.",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("wrong", "right", "passage", "language"), _AGE_BANDS)
+def test_a_dose_for_an_age_the_passage_advises_against_is_contradicted(
+    wrong: str, right: str, passage: str, language: str
+) -> None:
+    assert "contradicted" in reading_statuses(wrong, passage, language)
+
+
+@pytest.mark.parametrize(("wrong", "right", "passage", "language"), _AGE_BANDS)
+def test_a_dose_for_an_age_outside_that_band_is_supported(
+    wrong: str, right: str, passage: str, language: str
+) -> None:
+    assert reading_statuses(right, passage, language) == ["supported"]
+
+
+# --- a group's own dose decides, not the cap the amount stays under ---------------------------
+
+_GROUP_DOSES = [
+    (
+        "My 80-year-old mother can take 20 mg of zorvatil a day.",
+        "My 80-year-old mother can take 10 mg of zorvatil a day.",
+        "Zorvatil: people over 65: 10 mg a day. Maximum dose 20 mg a day.",
+        "en",
+    ),
+    (
+        "Een vrouw van 80 jaar kan 20 mg zorvatil per dag nemen.",
+        "Een vrouw van 80 jaar kan 10 mg zorvatil per dag nemen.",
+        "Zorvatil: ouderen: 10 mg per dag. Maximaal 20 mg per dag.",
+        "nl",
+    ),
+    (
+        "Ông 80 tuổi có thể uống zorvatil 20 mg mỗi ngày như người lớn bình thường.",
+        "Ông 80 tuổi có thể uống zorvatil 10 mg mỗi ngày.",
+        "Zorvatil: người cao tuổi: 10 mg/ngày. Liều tối đa 20 mg/ngày.",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("wrong", "right", "passage", "language"), _GROUP_DOSES)
+def test_the_cap_does_not_back_another_dose_than_the_groups_own(
+    wrong: str, right: str, passage: str, language: str
+) -> None:
+    assert "contradicted" in reading_statuses(wrong, passage, language)
+
+
+@pytest.mark.parametrize(("wrong", "right", "passage", "language"), _GROUP_DOSES)
+def test_the_groups_own_dose_is_supported(
+    wrong: str, right: str, passage: str, language: str
+) -> None:
+    assert reading_statuses(right, passage, language) == ["supported"]
+
+
+def test_an_adults_dose_under_the_cap_is_still_supported() -> None:
+    # no group of its own: the cap backs an amount under it as before
+    passage = "Zorvatil: people over 65: 10 mg a day. Maximum dose 20 mg a day."
+    assert reading_statuses("Adults can take 20 mg of zorvatil a day.", passage, "en") != [
+        "contradicted"
+    ]
