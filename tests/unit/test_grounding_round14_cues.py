@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.grounding_checks import reading_statuses
+from schemas.verdicts import MedicalContext
+from tests.support.grounding_checks import critical, reading_statuses
+from tests.support.grounding_checks import numbered_report as report
 
 # --- the patient's one age inside a band the passage advises against -------------------------
 
@@ -94,3 +96,78 @@ def test_an_adults_dose_under_the_cap_is_still_supported() -> None:
     assert reading_statuses("Adults can take 20 mg of zorvatil a day.", passage, "en") != [
         "contradicted"
     ]
+
+
+# --- a permission about "the combination" is about the drugs the question named ---------------
+
+_COMBINATIONS = [
+    (
+        "Yes, that's fine: there is no problem with the combination.",
+        "Simvastatin must not be combined with clarithromycin.",
+        "Simvastatin may be used together with clarithromycin.",
+        "en",
+    ),
+    (
+        "Ja, er is geen bezwaar tegen die combinatie.",
+        "Simvastatine mag niet worden gecombineerd met claritromycine.",
+        "Simvastatine mag samen met claritromycine worden gebruikt.",
+        "nl",
+    ),
+    (
+        "Không sao, bạn có thể dùng kết hợp.",
+        "Không dùng simvastatin kết hợp với clarithromycin.",
+        "Có thể dùng simvastatin kết hợp với clarithromycin.",
+        "vi",
+    ),
+]
+
+
+def _asked(*drugs: str) -> MedicalContext:
+    return MedicalContext(drugs=list(drugs))
+
+
+@pytest.mark.parametrize(("answer", "against", "backing", "language"), _COMBINATIONS)
+def test_a_permission_for_the_combination_asked_about_is_checked(
+    answer: str, against: str, backing: str, language: str
+) -> None:
+    asked = _asked("clarithromycin", "simvastatin")
+    assert critical(report(answer, [against], language, asked))
+    assert not report(answer, [backing], language, asked).ungrounded
+
+
+@pytest.mark.parametrize(("answer", "against", "backing", "language"), _COMBINATIONS)
+def test_one_drug_asked_about_makes_no_combination(
+    answer: str, against: str, backing: str, language: str
+) -> None:
+    assert not critical(report(answer, [against], language, _asked("simvastatin")))
+
+
+@pytest.mark.parametrize(
+    ("answer", "passage", "language"),
+    [
+        (
+            "Still having periods doesn't rule out zorvatil.",
+            "Zorvatil is contraindicated in premenopausal women.",
+            "en",
+        ),
+        (
+            "A TIA last year doesn't in itself rule out zorvatil.",
+            "Zorvatil is contraindicated after a stroke or TIA.",
+            "en",
+        ),
+        (
+            "Er is geen bezwaar tegen zorvatil zolang u nog menstrueert.",
+            "Zorvatil mag niet worden gebruikt door vrouwen die nog zwanger kunnen worden.",
+            "nl",
+        ),
+        (
+            "Phụ nữ chưa mãn kinh vẫn có thể dùng zorvatil.",
+            "Chống chỉ định zorvatil cho phụ nữ tiền mãn kinh.",
+            "vi",
+        ),
+    ],
+)
+def test_an_allowance_the_passage_forbids_is_contradicted(
+    answer: str, passage: str, language: str
+) -> None:
+    assert "contradicted" in reading_statuses(answer, passage, language)

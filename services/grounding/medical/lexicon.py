@@ -256,6 +256,9 @@ class LanguageCues(_Strict):
     #: qualifier does not reach across one, so in "2 capsules at first, then 1 after each loose
     #: stool" only the first amount is the starting dose.
     then: list[str] = Field(default_factory=list)
+    #: Words that say two things are used together ("together", "die combinatie", "cùng với"):
+    #: a safety claim naming no drug or risk of its own is about the drugs named before.
+    together: list[str] = Field(default_factory=list)
     examples: list[ReadingExample] = Field(default_factory=list)
 
 
@@ -273,9 +276,9 @@ class Cue:
     ``ivl_before``, ``ivl_after``, ``pol`` (a polarity), ``modal``, ``modal_after``, ``neg``,
     ``wneg`` (a negated assertion over the rest of its clause), ``use``, ``dayword``, ``cmp``
     (a comparison), ``change`` (a dose change), ``then`` (the next step of a schedule),
-    ``same`` (the
-    claim before, for other drugs), ``pop`` (a population key), ``cond`` (a condition key;
-    ``value2`` is ``"population"`` when it also selects a dose).
+    ``together`` (used together), ``same`` (the claim before, for other drugs), ``pop`` (a
+    population key), ``cond`` (a condition key; ``value2`` is ``"population"`` when it also
+    selects a dose).
     """
 
     kind: str
@@ -410,6 +413,7 @@ class MedicalLexicon:
         entries += [(p, Cue("same")) for p in cues.same_for]
         entries += [(p, Cue("instead")) for p in cues.instead]
         entries += [(p, Cue("then")) for p in cues.then]
+        entries += [(p, Cue("together")) for p in cues.together]
         entries += [(p, Cue("neutral")) for p in getattr(groups.neutral, language)]
         for g in groups.populations:
             entries += [(p, Cue("pop", g.key)) for p in getattr(g, language)]

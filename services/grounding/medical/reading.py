@@ -1175,7 +1175,10 @@ def read_sentence(
         risk = cond_keys | (pop_frozen - {"adult"}) if stated_pop or cond_keys else cond_keys
         if not (risk or stated or stated_pop or _with_object(words, lo, hi, cues)):
             risk = carry.risk  # it goes on about the risk of the sentence before
-        interaction = len(stated) >= 2
+        combined = _combination_before(stated, risk, carry, cue_kinds)
+        if combined:
+            context_drugs = carry.drugs | stated  # "that combination": the drugs named before
+        interaction = len(stated) >= 2 or combined
         same = carry.polarity is not None and any(c.kind == "same" for _, _, c in cues)
         for clause, pol in clause_pols:
             course = False
@@ -1262,6 +1265,21 @@ def read_sentence(
         clearance=bands[-1][1] if bands else carry.clearance,
     )
     return SentenceReading(tuple(readings), frozenset(used), new_carry)
+
+
+def _combination_before(
+    stated: frozenset[str], risk: frozenset[str], carry: Carry, cue_kinds: set[str]
+) -> bool:
+    """Whether a sentence speaks of using together ("er is geen bezwaar tegen die combinatie",
+    "that's fine together") the drugs named before, two or more, with no risk and no second
+    drug of its own: an interaction claim about those drugs."""
+    return (
+        "together" in cue_kinds
+        and not risk
+        and len(stated) <= 1
+        and stated <= carry.drugs
+        and len(carry.drugs) >= 2
+    )
 
 
 def _quiet(
