@@ -238,7 +238,7 @@ def _dose_facets(
             kept = (a.qualifier,) if a.qualifier == "start" else (a.qualifier, None)
             same_unit = [p for p in same_unit if p.reading.qualifier in kept]
         agree = [p for p in same_unit if _amount_agrees(a, p.reading) and not _cap_only(a, p, pool)]
-        if _group_dose_stated(a, same_unit, agree):
+        if a.populations and a.qualifier is None and _group_dose_stated(a, same_unit, agree):
             agree = [p for p in agree if p.reading.qualifier != "max"]
         other_basis = [p for p in same_unit if _same_amount_other_basis(a, p.reading)]
         differ = other_basis + [p for p in same_unit if p not in agree and p not in other_basis]
@@ -558,7 +558,7 @@ def compare(
                 a, populations=a.populations - allowed, conditions=a.conditions - allowed
             )
             status, support, against = _judge(general, passages)
-    if status in ("supported", "unknown"):
+    if a.age is not None and status in ("supported", "unknown"):
         advised_against = _advised_against(a, passages)
         if advised_against:
             status, support, against = "contradicted", [], advised_against

@@ -1175,7 +1175,7 @@ def read_sentence(
         risk = cond_keys | (pop_frozen - {"adult"}) if stated_pop or cond_keys else cond_keys
         if not (risk or stated or stated_pop or _with_object(words, lo, hi, cues)):
             risk = carry.risk  # it goes on about the risk of the sentence before
-        combined = _combination_before(stated, risk, carry, cue_kinds)
+        combined = "together" in cue_kinds and _combination_before(stated, risk, carry)
         if combined:
             context_drugs = carry.drugs | stated  # "that combination": the drugs named before
         interaction = len(stated) >= 2 or combined
@@ -1267,19 +1267,11 @@ def read_sentence(
     return SentenceReading(tuple(readings), frozenset(used), new_carry)
 
 
-def _combination_before(
-    stated: frozenset[str], risk: frozenset[str], carry: Carry, cue_kinds: set[str]
-) -> bool:
-    """Whether a sentence speaks of using together ("er is geen bezwaar tegen die combinatie",
-    "that's fine together") the drugs named before, two or more, with no risk and no second
-    drug of its own: an interaction claim about those drugs."""
-    return (
-        "together" in cue_kinds
-        and not risk
-        and len(stated) <= 1
-        and stated <= carry.drugs
-        and len(carry.drugs) >= 2
-    )
+def _combination_before(stated: frozenset[str], risk: frozenset[str], carry: Carry) -> bool:
+    """Whether a sentence that speaks of using together ("er is geen bezwaar tegen die combinatie",
+    "that's fine together") is about the drugs named before, two or more: it names no risk and
+    no second drug of its own. It is then an interaction claim about those drugs."""
+    return not risk and len(stated) <= 1 and stated <= carry.drugs and len(carry.drugs) >= 2
 
 
 def _quiet(
