@@ -171,3 +171,41 @@ def test_an_allowance_the_passage_forbids_is_contradicted(
     answer: str, passage: str, language: str
 ) -> None:
     assert "contradicted" in reading_statuses(answer, passage, language)
+
+
+# --- a course longer than the passage's maximum course --------------------------------------
+
+_COURSES = [
+    (
+        "The course of zorvatil shouldn't go beyond 10 days.",
+        "The course of zorvatil shouldn't go beyond 5 days.",
+        "The maximum duration of treatment with zorvatil is 5 days.",
+        "en",
+    ),
+    (
+        "De kuur met zorvatil mag niet langer duren dan 10 dagen.",
+        "De kuur met zorvatil mag niet langer duren dan 5 dagen.",
+        "De maximale behandelduur met zorvatil is 5 dagen.",
+        "nl",
+    ),
+    (
+        "Không dùng zorvatil quá 10 ngày.",
+        "Không dùng zorvatil quá 5 ngày.",
+        "Thời gian điều trị zorvatil tối đa là 5 ngày.",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("wrong", "right", "passage", "language"), _COURSES)
+def test_a_longer_course_than_the_maximum_is_contradicted(
+    wrong: str, right: str, passage: str, language: str
+) -> None:
+    assert "contradicted" in reading_statuses(wrong, passage, language)
+
+
+@pytest.mark.parametrize(("wrong", "right", "passage", "language"), _COURSES)
+def test_the_maximum_course_said_back_is_supported(
+    wrong: str, right: str, passage: str, language: str
+) -> None:
+    assert reading_statuses(right, passage, language) == ["supported"]

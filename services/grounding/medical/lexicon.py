@@ -234,6 +234,10 @@ class LanguageCues(_Strict):
     day_words_before: list[str]
     normal_words: list[str] = Field(default_factory=list)
     more_than: list[str] = Field(default_factory=list)
+    #: Words for how long a treatment lasts ("duration", "behandelduur", "thời gian điều trị"):
+    #: a limit right before one reaches the course time after it ("the maximum duration of
+    #: treatment is 5 days").
+    course_nouns: list[str] = Field(default_factory=list)
     #: Changing a dose ("reduce the dose", "de dosis verlagen", "giảm liều"): negated, it says
     #: the usual use is allowed ("no need to reduce the dose in the elderly"); not negated, it
     #: says nothing about use (the amount is the claim).
@@ -276,9 +280,9 @@ class Cue:
     ``ivl_before``, ``ivl_after``, ``pol`` (a polarity), ``modal``, ``modal_after``, ``neg``,
     ``wneg`` (a negated assertion over the rest of its clause), ``use``, ``dayword``, ``cmp``
     (a comparison), ``change`` (a dose change), ``then`` (the next step of a schedule),
-    ``together`` (used together), ``same`` (the claim before, for other drugs), ``pop`` (a
-    population key), ``cond`` (a condition key; ``value2`` is ``"population"`` when it also
-    selects a dose).
+    ``together`` (used together), ``course`` (a course noun), ``same`` (the claim before, for
+    other drugs), ``pop`` (a population key), ``cond`` (a condition key; ``value2`` is
+    ``"population"`` when it also selects a dose).
     """
 
     kind: str
@@ -408,6 +412,7 @@ class MedicalLexicon:
         entries += [(p, Cue("dayword")) for p in cues.day_words_before]
         entries += [(p, Cue("normal")) for p in cues.normal_words]
         entries += [(p, Cue("more")) for p in cues.more_than]
+        entries += [(p, Cue("course")) for p in cues.course_nouns]
         entries += [(p, Cue("cmp")) for p in cues.comparison]
         entries += [(p, Cue("change")) for p in cues.dose_change]
         entries += [(p, Cue("same")) for p in cues.same_for]

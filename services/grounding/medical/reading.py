@@ -1569,9 +1569,25 @@ def _duration(
     span = Span(min(_hours(a)[0] for a in times), max(_hours(a)[1] for a in times))
     if len(times) == 1:
         limit = [c for s, e, c in cues if c.kind == "qual" and times[0].t0 - 3 <= e <= times[0].t0]
+        if not limit:
+            limit = _course_limit(cues, times[0].t0)
         if limit and limit[-1].value in ("max", "min"):
             span = _qualified(span, limit[-1].value)  # type: ignore[arg-type]
     return span, times[0].t0, times[-1].t1
+
+
+#: How far a course noun may stand before its time ("duration | of oral treatment is | 5 days").
+_COURSE_REACH: Final = 5
+
+
+def _course_limit(cues: list[tuple[int, int, Cue]], t0: int) -> list[Cue]:
+    """The limit of a course noun before the time at ``t0``: "the maximum duration of
+    treatment is 5 days", "de maximale behandelduur is 5 dagen" (the limit right before the
+    noun, the noun at most :data:`_COURSE_REACH` tokens before the time)."""
+    nouns = [s for s, e, c in cues if c.kind == "course" and 0 <= t0 - e <= _COURSE_REACH]
+    if not nouns:
+        return []
+    return [c for s, e, c in cues if c.kind == "qual" and any(0 <= n - e <= 1 for n in nouns)]
 
 
 #: The days of a calendar month, shortest and longest: "3 months" is 12 to 13 weeks.
