@@ -209,3 +209,26 @@ def test_the_maximum_course_said_back_is_supported(
     wrong: str, right: str, passage: str, language: str
 ) -> None:
     assert reading_statuses(right, passage, language) == ["supported"]
+
+
+# --- an age band of the children in "adults and children from 12" is not the adults' ---------
+
+
+def test_a_childrens_age_band_beside_adults_does_not_bind_a_breastfeeding_mothers_dose() -> None:
+    """ "Volwassenen en kinderen vanaf 12 jaar: 10 à 20 ml" is a dose for adults of any age too,
+    so a breastfeeding mother's 10–20 ml is supported by it, not held against the younger
+    children's 5–10 ml (a correct answer of the blind fresh12 split was flagged critical while
+    "kinderen" / "children" took a bare age as a group of their own)."""
+    answer = (
+        "Ja, dat mag gewoon tijdens de borstvoeding. Neem 10 à 20 ml na het eten en voor het "
+        "slapen, en niet vaker dan vier keer per etmaal."
+    )
+    passages = [
+        "Maalox suspensie (algeldraat/magnesiumhydroxide): volwassenen en kinderen vanaf 12 jaar "
+        "10 à 20 ml na de maaltijden en voor het slapengaan, ten hoogste viermaal per dag. "
+        "Maalox kan tijdens de zwangerschap en de borstvoeding worden gebruikt.",
+        "Kinderen van 6 tot 12 jaar: 5 à 10 ml Maalox na de maaltijden en voor het slapengaan, "
+        "alleen op advies van een arts.",
+    ]
+    context = MedicalContext(populations=["breastfeeding"])
+    assert not critical(report(answer, passages, "nl", context))

@@ -276,8 +276,6 @@ _AGE_EN = _AgeWords(
             "men",
             "women",
             "someone",
-            "children",
-            "kids",
         }
     ),
     kin=frozenset(
@@ -302,7 +300,6 @@ _AGE_NL = _AgeWords(
             "iemand",
             "mannen",
             "vrouwen",
-            "kinderen",
         }
     ),
     kin=frozenset(
