@@ -369,6 +369,10 @@ class TableStore(KeyedStore):
         self._buffer[key] = _DELETED
         return value
 
+    def delete_present(self, key: str) -> None:
+        """A tombstone without reading the value (the caller knows the key is held)."""
+        self._buffer[key] = _DELETED
+
     def __iter__(self) -> Iterator[str]:
         return iter([k for k, _ in self.scan_prefix("")])
 

@@ -184,3 +184,12 @@ def test_an_object_cache_without_weigh_is_bounded_by_the_values_last_encodings()
     cache.put(store, "k0", "y" * 2000)  # counted at its old size until the next flush
     cache.flush()
     assert store["k0"] == b"y" * 2000 and cache.weight <= 3000
+
+
+def test_delete_present_deletes_a_key_and_ignores_one_not_held(store: KeyedStore) -> None:
+    store["a"] = b"1"
+    store["b"] = b"2"
+    store.delete_present("a")
+    store.delete_present("missing")
+    assert "a" not in store and sorted(store) == ["b"]
+    assert store.keys_with_prefix("") == ["b"]
