@@ -167,6 +167,14 @@ class KeyedStore(MutableMapping[str, bytes]):
         """The keys starting with ``prefix``, in key order (a snapshot; no value is held)."""
         return sorted(k for k in self if k.startswith(prefix))
 
+    def stream_prefix(self, prefix: str) -> Iterator[tuple[str, bytes]]:
+        """``(key, value)`` of the keys starting with ``prefix``, one at a time, holding no
+        more than one value: where values are large and many (a period's accumulators) and
+        a read of one key costs (RocksDB: a point read finds its block again, a scan reads the
+        blocks in order). Not a snapshot: the caller writes nothing to the store until it has
+        consumed the iterator. Here, as :meth:`scan_prefix`."""
+        return self.scan_prefix(prefix)
+
 
 class MemoryStore(KeyedStore):
     """In process: an exact LRU by last write, bounded at every write, expired by :meth:`expire`.
@@ -221,6 +229,11 @@ class MemoryStore(KeyedStore):
 
     def __contains__(self, key: object) -> bool:
         return key in self._data
+
+    def stream_prefix(self, prefix: str) -> Iterator[tuple[str, bytes]]:
+        data = self._data
+        for key in sorted(k for k in data if k.startswith(prefix)):
+            yield key, data[key][0]
 
     def delete_present(self, key: str) -> None:
         hit = self._data.pop(key, None)
