@@ -281,6 +281,33 @@ class TableBackend:
                 if isinstance(key, bytes) and key.startswith(prefix) and value is not None:
                     yield key, value
 
+    def stream(self, partition: int, prefix: bytes) -> Iterator[tuple[bytes, bytes]]:
+        """:meth:`scan` one key at a time (writes not yet acknowledged included, in key
+        order), holding one value of the local store at a time (a scan holds them all)."""
+        pending = sorted(
+            (key, value)
+            for key, (part, value, _) in list(self._unacked.items())
+            if part == partition and key.startswith(prefix)
+        )
+        stored: Iterable[tuple[bytes, Any]] = self._stored(partition, prefix)
+        if not self._rocks():  # a memory store is not in key order
+            stored = sorted(stored)
+        i = 0
+        for key, value in stored:
+            while i < len(pending) and pending[i][0] < key:
+                if pending[i][1] is not None:
+                    yield pending[i]  # type: ignore[misc]
+                i += 1
+            if i < len(pending) and pending[i][0] == key:
+                if pending[i][1] is not None:
+                    yield pending[i]  # type: ignore[misc]
+                i += 1
+                continue
+            yield key, bytes(value)
+        for key, value in pending[i:]:
+            if value is not None:
+                yield key, value
+
     def stamps(self, partition: int, prefix: bytes) -> list[tuple[float, bytes]]:
         """``(write time, key)`` of the keys of ``partition`` starting with ``prefix`` (writes
         not yet acknowledged included): only each value's 8-byte stamp is kept, so a sweep over
@@ -369,6 +396,10 @@ class TableStore(KeyedStore):
         self._buffer[key] = _DELETED
         return value
 
+    def delete_present(self, key: str) -> None:
+        """A tombstone without reading the value (the caller knows the key is held)."""
+        self._buffer[key] = _DELETED
+
     def __iter__(self) -> Iterator[str]:
         return iter([k for k, _ in self.scan_prefix("")])
 
@@ -383,6 +414,12 @@ class TableStore(KeyedStore):
             for key, value in self.backend.scan(self.partition, self._bprefix + prefix.encode())
         ]
         return iter(found)
+
+    def stream_prefix(self, prefix: str) -> Iterator[tuple[str, bytes]]:
+        self.flush()
+        n = len(self._bprefix)
+        for key, value in self.backend.stream(self.partition, self._bprefix + prefix.encode()):
+            yield key[n:].decode(), value[_STAMP.size :]
 
     def keys_with_prefix(self, prefix: str) -> list[str]:
         self.flush()

@@ -184,3 +184,19 @@ def test_an_object_cache_without_weigh_is_bounded_by_the_values_last_encodings()
     cache.put(store, "k0", "y" * 2000)  # counted at its old size until the next flush
     cache.flush()
     assert store["k0"] == b"y" * 2000 and cache.weight <= 3000
+
+
+def test_delete_present_deletes_a_key_and_ignores_one_not_held(store: KeyedStore) -> None:
+    store["a"] = b"1"
+    store["b"] = b"2"
+    store.delete_present("a")
+    store.delete_present("missing")
+    assert "a" not in store and sorted(store) == ["b"]
+    assert store.keys_with_prefix("") == ["b"]
+
+
+def test_stream_prefix_gives_what_scan_prefix_gives_in_key_order(store: KeyedStore) -> None:
+    for key in ("p|c", "p|a", "q|a", "p|b"):
+        store[key] = key.encode()
+    assert list(store.stream_prefix("p|")) == [(k, k.encode()) for k in ("p|a", "p|b", "p|c")]
+    assert sorted(store.stream_prefix("p|")) == sorted(store.scan_prefix("p|"))

@@ -472,6 +472,59 @@ def test_a_table_store_pops_with_one_read_and_as_a_mapping_does() -> None:
     assert store.pop("b", None) == b"two" and "b" not in store
 
 
+def test_a_table_store_deletes_a_key_it_holds_without_reading_it() -> None:
+    """A period's close deletes every accumulator it listed: no read of the value (KiBs from
+    RocksDB each), and the deletion is the tombstone a pop would have written."""
+    import faust
+
+    app = faust.App("t-delete-present", store="memory://")
+    table = app.Table("state", default=None, partitions=1, key_type=bytes, value_type=bytes)
+    backend = TableBackend(table)
+    reads: list[bytes] = []
+    puts: list[tuple[bytes, bytes | None]] = []
+    read = backend.get
+    backend.get = lambda p, k: reads.append(k) or read(p, k)  # type: ignore[method-assign]
+    backend.put = lambda p, k, v: puts.append((k, v))  # type: ignore[method-assign]
+    store = TableStore(StateSpec(kind="k", max_entries=10, max_value_bytes=64), backend, 0)
+    backend._store_put(0, b"0|k|a", b"\0" * 8 + b"one")
+    store.delete_present("a")
+    assert not reads
+    store.flush()
+    assert puts == [(b"0|k|a", None)]
+
+
+def test_a_table_store_streams_a_prefix_in_key_order_with_its_unacknowledged_writes() -> None:
+    """``stream_prefix`` sees what ``scan_prefix`` sees (writes in flight over the local
+    store, deletions hiding keys), in key order, one value at a time."""
+    import faust
+
+    app = faust.App("t-stream", store="memory://")
+    table = app.Table("state", default=None, partitions=2, key_type=bytes, value_type=bytes)
+    backend = TableBackend(table)
+    store = TableStore(StateSpec(kind="k", max_entries=10, max_value_bytes=64), backend, 0)
+    stamp = b"\0" * 8
+    for key in (b"0|k|p|e", b"0|k|p|c", b"0|k|p|a", b"0|k|q|a", b"1|k|p|b"):
+        backend._store_put(0 if key[0:1] == b"0" else 1, key, stamp + key)
+    loop = asyncio.new_event_loop()
+    try:
+        for key, value in ((b"0|k|p|b", b"new"), (b"0|k|p|c", None), (b"0|k|p|e", b"changed")):
+            backend._unacked[key] = (
+                0,
+                None if value is None else stamp + value,
+                loop.create_future(),
+            )
+        backend._unacked[b"1|k|p|d"] = (1, stamp + b"other", loop.create_future())
+        streamed = list(store.stream_prefix("p|"))
+        assert streamed == list(store.scan_prefix("p|"))
+        assert streamed == [
+            ("p|a", b"0|k|p|a"),
+            ("p|b", b"new"),
+            ("p|e", b"changed"),
+        ]
+    finally:
+        loop.close()
+
+
 class YieldingSink(ListSink):
     """A sink that lets other tasks run before each record is taken, as a producer does."""
 
