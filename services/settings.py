@@ -89,7 +89,7 @@ class Settings(BaseSettings):
     broker_retry_max_seconds: float = Field(default=30.0, gt=0)
     #: How often the worker hands the C heap's free pages back to the OS (glibc's
     #: ``malloc_trim``; without it the resident set creeps up with every event: ``BENCHMARKS.md``
-    #: section 9); 0 never does.
+    #: sections 9 and 10); 0 never does. Nothing to trim where jemalloc is preloaded.
     heap_trim_seconds: float = Field(default=30.0, ge=0)
     #: RocksDB's memory in one worker, whatever the number of table partitions it holds: one
     #: block cache shared by all of them (index and filter blocks in it), with every
