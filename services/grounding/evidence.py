@@ -348,6 +348,17 @@ def _best_support(
     return best, support
 
 
+def _with_weight(
+    keys: frozenset[str], numbers: frozenset[Decimal], weight: Decimal | None
+) -> tuple[frozenset[str], frozenset[Decimal]]:
+    """The passages' number keys and numbers with the patient's body weight (kg) among them:
+    the weight a sentence says is no amount the passages must hold ("20 kg" reads as
+    20,000,000 mg)."""
+    if weight is None:
+        return keys, numbers
+    return keys | {f"{format_decimal(weight * _MG_PER_KG)} mg"}, numbers | {weight}
+
+
 def ground(
     units: frozenset[str],
     found: Sequence[Quantity],
@@ -370,9 +381,7 @@ def ground(
         return Verdict(False, 0.0, None, _missing(found, frozenset(), frozenset(), bare_numbers))
     if drugs and found and doc is None:
         keys, numbers = evidence.numbers_about(drugs, keys, numbers)
-    if weight is not None:
-        numbers = numbers | {weight}
-        keys = keys | {f"{format_decimal(weight * _MG_PER_KG)} mg"}
+    keys, numbers = _with_weight(keys, numbers, weight)
     missing = _missing(found, keys, numbers, bare_numbers)
     best, support = _best_support(units, evidence, indices)
     grounded = not missing and support >= threshold
@@ -396,9 +405,7 @@ def ground_medical(
     does not decide. ``weight``: a body weight (kg) the answer or its question states, for
     amounts worked out from a per-kg dose; its number is no missing number."""
     indices, keys, numbers = _scope(evidence, doc)
-    if weight is not None:  # the weight itself is no dose: "20 kg" reads as 20,000,000 mg
-        numbers = numbers | {weight}
-        keys = keys | {f"{format_decimal(weight * _MG_PER_KG)} mg"}
+    keys, numbers = _with_weight(keys, numbers, weight)
     shown = _missing(found, keys, numbers, bare_numbers)
     missing = _missing(leftover, keys, numbers, bare_numbers)
     if not indices:
