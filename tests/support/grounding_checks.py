@@ -10,14 +10,15 @@ from datetime import UTC, datetime
 from schemas.events import ChatEvent, Passage
 from schemas.verdicts import GroundingReport, MedicalContext
 from services.grounding import GroundingConfig, check
-from services.grounding.claims import atomic_claims
+from services.grounding.claims import atomic_claims, skip_reason
 from services.grounding.extractors import ExtractorSet
 from services.grounding.facts import FactRegistry
 from services.grounding.medical.compare import PassageReading, compare
 from services.grounding.medical.lexicon import load_lexicon
 from services.grounding.prepared import prepare_passage
+from services.grounding.quantities import quantities
 
-__all__ = ["check_report", "critical", "numbered_report", "reading_statuses"]
+__all__ = ["check_report", "critical", "numbered_report", "reading_statuses", "skip_reason_of"]
 
 
 def check_report(
@@ -71,3 +72,8 @@ def reading_statuses(answer: str, passage: str, language: str) -> list[str]:
     return [
         compare(r, readings).status for c in atomic_claims(answer, language) for r in c.readings
     ]
+
+
+def skip_reason_of(sentence: str, language: str) -> str | None:
+    """Why ``sentence`` is no claim (an abstention, a referral, a pleasantry …), or ``None``."""
+    return skip_reason(sentence, language, quantities(sentence, language))

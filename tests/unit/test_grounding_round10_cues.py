@@ -9,12 +9,11 @@ from decimal import Decimal
 
 import pytest
 
-from services.grounding.claims import skip_reason
 from services.grounding.grounding import medical_context
 from services.grounding.medical.strength import strength_amounts
-from services.grounding.quantities import amounts, quantities
+from services.grounding.quantities import amounts
 from services.grounding.tokens import tokenize
-from tests.support.grounding_checks import check_report, critical
+from tests.support.grounding_checks import check_report, critical, skip_reason_of
 from tests.support.grounding_checks import numbered_report as report
 
 # --- a strength spread over a form, and an amount restated as a count in brackets ---------------
@@ -174,10 +173,6 @@ def test_a_strength_does_not_back_a_days_amount(answer: str, passage: str, langu
 # --- a request to tell more is a question back; an elliptic reply is a yes or a no --------------
 
 
-def _reason(sentence: str, language: str) -> str | None:
-    return skip_reason(sentence, language, quantities(sentence, language))
-
-
 @pytest.mark.parametrize(
     ("sentence", "language"),
     [
@@ -190,7 +185,7 @@ def _reason(sentence: str, language: str) -> str | None:
     ],
 )
 def test_a_request_to_tell_more_is_no_claim(sentence: str, language: str) -> None:
-    assert _reason(sentence, language) == "question"
+    assert skip_reason_of(sentence, language) == "question"
 
 
 @pytest.mark.parametrize(
@@ -205,7 +200,7 @@ def test_a_request_to_tell_more_is_no_claim(sentence: str, language: str) -> Non
     ],
 )
 def test_a_request_with_content_is_still_a_claim(sentence: str, language: str) -> None:
-    assert _reason(sentence, language) is None
+    assert skip_reason_of(sentence, language) is None
 
 
 @pytest.mark.parametrize(
@@ -220,7 +215,7 @@ def test_a_request_with_content_is_still_a_claim(sentence: str, language: str) -
     ],
 )
 def test_an_elliptic_reply_is_no_claim(sentence: str, language: str) -> None:
-    assert _reason(sentence, language) == "no_content"
+    assert skip_reason_of(sentence, language) == "no_content"
 
 
 @pytest.mark.parametrize(
@@ -235,7 +230,7 @@ def test_an_elliptic_reply_is_no_claim(sentence: str, language: str) -> None:
     ],
 )
 def test_a_short_reply_with_content_is_still_a_claim(sentence: str, language: str) -> None:
-    assert _reason(sentence, language) is None
+    assert skip_reason_of(sentence, language) is None
 
 
 @pytest.mark.parametrize(

@@ -8,16 +8,10 @@ from __future__ import annotations
 import pytest
 
 from schemas.verdicts import MedicalContext
-from services.grounding.claims import skip_reason
 from services.grounding.grounding import medical_context
 from services.grounding.quantities import quantities
-from tests.support.grounding_checks import check_report, critical
+from tests.support.grounding_checks import check_report, critical, skip_reason_of
 from tests.support.grounding_checks import numbered_report as report
-
-
-def _reason(sentence: str, language: str) -> str | None:
-    return skip_reason(sentence, language, quantities(sentence, language))
-
 
 # --- safety nets: a concession is no contrast, bringing the packet is a referral --------------
 
@@ -36,7 +30,7 @@ def _reason(sentence: str, language: str) -> str | None:
     ],
 )
 def test_a_safety_net_sentence_is_no_claim(sentence: str, language: str) -> None:
-    assert _reason(sentence, language) == "referral"
+    assert skip_reason_of(sentence, language) == "referral"
 
 
 @pytest.mark.parametrize(
@@ -53,7 +47,7 @@ def test_a_safety_net_sentence_is_no_claim(sentence: str, language: str) -> None
     ],
 )
 def test_a_safety_net_with_content_is_still_a_claim(sentence: str, language: str) -> None:
-    assert _reason(sentence, language) is None
+    assert skip_reason_of(sentence, language) is None
 
 
 def test_a_safety_net_abstention_is_not_flagged_while_a_dose_beside_it_is() -> None:

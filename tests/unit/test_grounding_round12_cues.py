@@ -10,16 +10,9 @@ from decimal import Decimal
 import pytest
 
 from schemas.verdicts import MedicalContext
-from services.grounding.claims import skip_reason
 from services.grounding.grounding import body_weight
-from services.grounding.quantities import quantities
-from tests.support.grounding_checks import critical
+from tests.support.grounding_checks import critical, skip_reason_of
 from tests.support.grounding_checks import numbered_report as report
-
-
-def _reason(sentence: str, language: str) -> str | None:
-    return skip_reason(sentence, language, quantities(sentence, language))
-
 
 # --- safety nets, emergencies and chained courtesy are no claims ------------------------------
 
@@ -47,7 +40,7 @@ def _reason(sentence: str, language: str) -> str | None:
     ],
 )
 def test_a_safety_net_or_courtesy_is_no_claim(sentence: str, language: str, reason: str) -> None:
-    assert _reason(sentence, language) == reason
+    assert skip_reason_of(sentence, language) == reason
 
 
 @pytest.mark.parametrize(
@@ -65,7 +58,7 @@ def test_a_safety_net_or_courtesy_is_no_claim(sentence: str, language: str, reas
     ],
 )
 def test_a_safety_net_with_content_is_still_a_claim(sentence: str, language: str) -> None:
-    assert _reason(sentence, language) is None
+    assert skip_reason_of(sentence, language) is None
 
 
 def test_a_safety_net_beside_a_right_dose_is_not_flagged_while_a_wrong_dose_is() -> None:

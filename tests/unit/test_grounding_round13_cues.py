@@ -5,19 +5,12 @@ lexicon knows."""
 
 from __future__ import annotations
 
-import importlib
-
 import pytest
 
-from services.grounding.claims import skip_reason
+from services.grounding.quantities import quantities
 from services.grounding.text import claim_units, passage_units
 from tests.support.grounding_checks import numbered_report as report
-
-_quantities = importlib.import_module("services.grounding.quantities")
-
-
-def _reason(sentence: str, language: str) -> str | None:
-    return skip_reason(sentence, language, _quantities.quantities(sentence, language))
+from tests.support.grounding_checks import skip_reason_of
 
 
 def _support(claim: str, passage: str, language: str) -> float:
@@ -100,8 +93,8 @@ def test_a_vietnamese_negated_command_reads_as_not() -> None:
     ],
 )
 def test_half_a_minute_is_thirty_seconds(text: str, language: str) -> None:
-    keys = [q.key for q in _quantities.quantities(text, language)]
-    assert keys == [_quantities.quantities("30 seconds", "en")[0].key]
+    keys = [q.key for q in quantities(text, language)]
+    assert keys == [quantities("30 seconds", "en")[0].key]
 
 
 def test_seconds_of_another_amount_are_missing() -> None:
@@ -125,7 +118,7 @@ def test_seconds_of_another_amount_are_missing() -> None:
     ],
 )
 def test_a_safety_net_or_a_wish_is_no_claim(sentence: str, language: str, reason: str) -> None:
-    assert _reason(sentence, language) == reason
+    assert skip_reason_of(sentence, language) == reason
 
 
 @pytest.mark.parametrize(
@@ -139,7 +132,7 @@ def test_a_safety_net_or_a_wish_is_no_claim(sentence: str, language: str, reason
     ],
 )
 def test_near_misses_stay_claims(sentence: str, language: str) -> None:
-    assert _reason(sentence, language) is None
+    assert skip_reason_of(sentence, language) is None
 
 
 # --- a qualifier does not reach across the next step of a schedule -----------------------------
