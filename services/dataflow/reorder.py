@@ -149,6 +149,7 @@ class Reorder:
     def conversations(store: KeyedStore) -> list[str]:
         """The conversations with held answers in ``store``."""
         found = {
-            HeldAnswer.model_validate_json(raw).conversation_id for _, raw in store.scan_prefix("")
+            HeldAnswer.model_validate_json(raw).conversation_id
+            for _, raw in store.stream_prefix("")
         }
         return sorted(found)

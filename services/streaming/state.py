@@ -401,10 +401,10 @@ class TableStore(KeyedStore):
         self._buffer[key] = _DELETED
 
     def __iter__(self) -> Iterator[str]:
-        return iter([k for k, _ in self.scan_prefix("")])
+        return iter(self.keys_with_prefix(""))
 
     def __len__(self) -> int:
-        return sum(1 for _ in self.scan_prefix(""))
+        return len(self.keys_with_prefix(""))
 
     def scan_prefix(self, prefix: str) -> Iterator[tuple[str, bytes]]:
         self.flush()

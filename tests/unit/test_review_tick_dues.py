@@ -154,3 +154,57 @@ def test_ticks_with_and_without_the_memory_leave_the_same_items() -> None:
     assert a == b
     statuses = {ReviewItem.model_validate_json(v).status for v in a.values()}
     assert len(a) < 8 or "expired" in statuses  # time did its work: items expired or purged
+
+
+class Streaming(MemoryStore):
+    """A store that refuses a snapshot of its values and any write while a stream of them is
+    open: what a tick may do with a TableStore, whose snapshot held every item's bytes twice."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.open_streams = 0
+        self.streamed = 0
+
+    def scan_prefix(self, prefix: str) -> Any:
+        raise AssertionError("a tick must not take a snapshot of every item")
+
+    def stream_prefix(self, prefix: str) -> Any:
+        self.open_streams += 1
+        try:
+            for key, value in list(super().scan_prefix(prefix)):
+                self.streamed += 1
+                yield key, value
+        finally:
+            self.open_streams -= 1
+
+    def __setitem__(self, key: str, value: bytes) -> None:
+        assert not self.open_streams, "written while a stream of the store was open"
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key: str) -> None:
+        assert not self.open_streams, "deleted while a stream of the store was open"
+        super().__delitem__(key)
+
+
+def test_a_tick_streams_the_items_and_writes_the_changed_ones_after_the_pass() -> None:
+    specs = review_specs(ReviewSettings(), POLICY)
+    items = Streaming(specs["review-items"])
+    st = ReviewState(
+        items=items,
+        context=MemoryStore(specs["review-context"]),
+        caps=MemoryStore(specs["review-caps"]),
+    )
+    core = ReviewCore(POLICY, key=b"k")
+    opened = {f"c{i}": _open(f"c{i}", minutes=i) for i in range(6)}
+    for cid, item in opened.items():
+        core.put_item(st, cid, item)
+    late = max(i.expires_at for i in opened.values()) + timedelta(seconds=1)
+    expired = core.tick(st, late)
+    assert items.streamed == 6
+    assert len(expired) == 6
+    for cid in opened:  # every change reached the store after the stream was consumed
+        back = core.item(st, cid)
+        assert back is None or back.status == "expired", (cid, back)
+    assert {ReviewItem.model_validate_json(v).status for _, v in items.stream_prefix("")} <= {
+        "expired"
+    }
