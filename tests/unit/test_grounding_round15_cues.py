@@ -1,0 +1,103 @@
+"""The mechanisms of the fifteenth round (issue 10): general causes of right answers (correct
+paraphrase, citation, dose, abstention) flagged across fresh3..fresh12, each with own sentences
+in English, Dutch and Vietnamese and a must-flag twin the rule must not let through; invented
+drug names stand for drugs no lexicon knows."""
+
+from __future__ import annotations
+
+import pytest
+
+from services.grounding.grounding import medical_context
+from tests.support.grounding_checks import critical, skip_reason_of
+from tests.support.grounding_checks import numbered_report as report
+
+# --- an answer that declines hands the question's own amount back to a professional ----------
+
+_HANDED_BACK = [
+    (
+        "I take 40 mg of zorvatil twice a day. Can I go up to 80 mg twice a day?",
+        "I can't decide that for you. Whether 80 mg twice a day suits you is for your "
+        "neurologist to decide.",
+        "Yes, 80 mg twice a day is fine; your neurologist can tell you more.",
+        "I can't decide that for you. Ask your neurologist whether 60 mg twice a day suits you.",
+        "Zorvatil: 20 to 40 mg twice a day. Do not exceed 80 mg a day.",
+        "en",
+    ),
+    (
+        "Mijn zoon heeft 6 tabletten zorvatil 250 mg ingenomen. Wat moet ik doen?",
+        "Dat kan ik vanaf hier niet beoordelen. Hij heeft 6 tabletten van 250 mg genomen: bel "
+        "direct de huisarts of 112.",
+        "Hij heeft 6 tabletten van 250 mg genomen; dat kan geen kwaad, bel eventueel de huisarts.",
+        "Dat kan ik vanaf hier niet beoordelen. Na 8 tabletten van 250 mg: bel direct de huisarts.",
+        "Zorvatil 250 mg: volwassenen 1 tablet tweemaal daags, ten hoogste 500 mg per dag.",
+        "nl",
+    ),
+    (
+        "Cho bé uống zorvatil 500 mg mỗi ngày được không?",
+        "Mình chưa trả lời được khi chưa biết bé bao nhiêu tuổi. Tốt nhất là hỏi bác sĩ nhi "
+        "trước khi cho bé uống viên 500 mg.",
+        "Bé uống viên 500 mg mỗi ngày được, nếu cần thì hỏi bác sĩ nhi.",
+        "Mình chưa trả lời được. Hỏi bác sĩ nhi trước khi cho bé uống 1.000 mg mỗi ngày.",
+        "Zorvatil 500 mg, người lớn: 1 viên mỗi ngày. Trẻ em dùng theo chỉ dẫn của bác sĩ.",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("question", "declines", "endorses", "new_amount", "passage", "language"), _HANDED_BACK
+)
+def test_a_declining_answer_may_say_the_question_amount_back_in_a_referral(
+    question: str, declines: str, endorses: str, new_amount: str, passage: str, language: str
+) -> None:
+    context = medical_context(question, language)
+    assert context.amounts
+    assert not report(declines, [passage], language, context).ungrounded
+    # the must-flag twins: an answer that endorses the amount (no abstention in it), one that
+    # adds an amount the question did not give, and the same answer without the question
+    assert critical(report(endorses, [passage], language, context))
+    assert report(new_amount, [passage], language, context).ungrounded
+    assert report(declines, [passage], language).ungrounded
+
+
+# --- a caution not to act alone, then "but" a professional -----------------------------------
+
+_ALONE_THEN_REFERRAL = [
+    ("Don't change the dose yourself, but ring your neurologist tomorrow.", "en"),
+    ("Pas de dosis niet zelf aan, maar overleg met uw cardioloog.", "nl"),
+    ("Đừng tự ý tăng liều, nhưng hãy hỏi bác sĩ điều trị.", "vi"),
+]
+_ALONE_IN_VIETNAMESE = [
+    ("Bố không nên tự ngừng thuốc huyết áp.", "vi"),
+    ("Đừng tự giảm liều khi thấy đỡ.", "vi"),
+    ("Don't stop the blood pressure tablets yourself.", "en"),
+    ("Stop niet zelf met de bloeddrukpillen.", "nl"),
+]
+_ALONE_THEN_CLAIM = [
+    ("Don't change the dose yourself, but your neurologist may lower it to 5 mg.", "en"),
+    ("Pas de dosis niet zelf aan, maar neem 2 tabletten en bel de cardioloog.", "nl"),
+    ("Đừng tự ý tăng liều, nhưng có thể uống 2 viên rồi hỏi bác sĩ.", "vi"),
+    ("Don't stop it yourself, but it must not be taken with alcohol; ask your GP.", "en"),
+    ("Không nên tự uống 2 viên một lúc.", "vi"),
+]
+
+
+@pytest.mark.parametrize(("sentence", "language"), _ALONE_THEN_REFERRAL)
+def test_a_caution_not_to_act_alone_then_a_professional_is_a_referral(
+    sentence: str, language: str
+) -> None:
+    assert skip_reason_of(sentence, language) == "referral"
+
+
+@pytest.mark.parametrize(("sentence", "language"), _ALONE_THEN_CLAIM)
+def test_a_contrast_that_adds_an_amount_or_a_contraindication_stays_a_claim(
+    sentence: str, language: str
+) -> None:
+    assert skip_reason_of(sentence, language) is None
+
+
+@pytest.mark.parametrize(("sentence", "language"), _ALONE_IN_VIETNAMESE)
+def test_a_negated_tu_before_a_verb_is_acting_alone_as_yourself_and_zelf_are(
+    sentence: str, language: str
+) -> None:
+    assert skip_reason_of(sentence, language) == "referral"
