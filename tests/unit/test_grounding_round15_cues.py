@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from services.grounding.grounding import medical_context
-from tests.support.grounding_checks import critical, skip_reason_of
+from tests.support.grounding_checks import critical, reading_statuses, skip_reason_of
 from tests.support.grounding_checks import numbered_report as report
 
 # --- an answer that declines hands the question's own amount back to a professional ----------
@@ -101,3 +101,80 @@ def test_a_negated_tu_before_a_verb_is_acting_alone_as_yourself_and_zelf_are(
     sentence: str, language: str
 ) -> None:
     assert skip_reason_of(sentence, language) == "referral"
+
+
+# --- every other day is a frequency, and the "once" said with it is its own -----------------
+
+_EVERY_OTHER_DAY = [
+    # (every other day, every day, a passage of every 48 hours, one of once a day)
+    (
+        "Take 10 mg of zorvatil once every other day.",
+        "Take 10 mg of zorvatil once a day.",
+        "Zorvatil: 10 mg every 48 hours.",
+        "Zorvatil: 10 mg once a day.",
+        "en",
+    ),
+    (
+        "Neem om de dag 10 mg zorvatil.",
+        "Neem elke dag 10 mg zorvatil.",
+        "Zorvatil: 10 mg elke 48 uur.",
+        "Zorvatil: 10 mg eenmaal daags.",
+        "nl",
+    ),
+    (
+        "Uống zorvatil 10 mg cách một ngày một lần.",
+        "Uống zorvatil 10 mg mỗi ngày một lần.",
+        "Zorvatil: 10 mg mỗi 48 giờ.",
+        "Zorvatil: 10 mg mỗi ngày một lần.",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("other", "daily", "every_48h", "once_a_day", "language"), _EVERY_OTHER_DAY
+)
+def test_every_other_day_is_every_48_hours_and_not_once_a_day(
+    other: str, daily: str, every_48h: str, once_a_day: str, language: str
+) -> None:
+    assert reading_statuses(other, every_48h, language) == ["supported"]
+    assert reading_statuses(daily, every_48h, language) == ["contradicted"]
+    assert reading_statuses(other, once_a_day, language) == ["contradicted"]
+    assert reading_statuses(daily, once_a_day, language) == ["supported"]
+
+
+# --- a day's amount backs "once a day" beside a statement with a frequency of its own --------
+
+_PER_PERIOD = {
+    "en": "Zorvatil, mild liver impairment: not more than 60 mg a day. Moderate liver "
+    "impairment: not more than 60 mg every other day.",
+    "nl": "Zorvatil, lichte leverfunctiestoornis: niet meer dan 60 mg per dag. Matige "
+    "leverfunctiestoornis: niet meer dan 60 mg om de dag.",
+    "vi": "Zorvatil, suy gan nhẹ: không quá 60 mg mỗi ngày. Suy gan vừa: không quá 60 mg "
+    "cách ngày.",
+}
+_ONCE_A_DAY = [
+    (
+        "With liver impairment, zorvatil is usually 30 mg, taken once a day.",
+        "With liver impairment, zorvatil is usually 30 mg, taken three times a day.",
+        "en",
+    ),
+    (
+        "Bij een leverfunctiestoornis is zorvatil meestal 30 mg, eenmaal per dag.",
+        "Bij een leverfunctiestoornis is zorvatil meestal 30 mg, driemaal per dag.",
+        "nl",
+    ),
+    (
+        "Với suy gan nhẹ, zorvatil thường dùng 30 mg, uống một lần trong ngày.",
+        "Với suy gan nhẹ, zorvatil thường dùng 30 mg, uống hai lần trong ngày.",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("once", "more_often", "language"), _ONCE_A_DAY)
+def test_a_day_amount_backs_once_a_day_beside_another_frequency(
+    once: str, more_often: str, language: str
+) -> None:
+    assert reading_statuses(once, _PER_PERIOD[language], language) == ["supported"]
+    assert reading_statuses(more_often, _PER_PERIOD[language], language) == ["contradicted"]

@@ -251,14 +251,20 @@ def _dose_facets(
         # The frequency of the statement that gave the amount: "100 mg four times a day" is
         # not backed by "50 mg four times a day, or 100 mg twice a day".
         with_amount = [p for p in support if p.reading.frequency is not None]
+        # "7.5 mg once a week" against "7.5 mg per week": one dose per period, also beside
+        # another statement that backs the amount and gives a frequency of its own ("30 mg
+        # once a day" against "at most 60 mg a day" and "60 mg every other day")
+        per_period = [
+            p
+            for p in support
+            if p.reading.frequency is None
+            and p.reading.basis is not None
+            and _one_dose_per(a, p.reading.basis)
+        ]
         if with_amount:
-            stated = with_amount
-        if not stated:  # "7.5 mg once a week" against "7.5 mg per week": one dose per period
-            stated = [
-                p
-                for p in support
-                if p.reading.basis is not None and _one_dose_per(a, p.reading.basis)
-            ]
+            stated = with_amount + per_period
+        if not stated:
+            stated = per_period
         agree = [
             p
             for p in stated
