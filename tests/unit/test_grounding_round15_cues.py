@@ -178,3 +178,40 @@ def test_a_day_amount_backs_once_a_day_beside_another_frequency(
 ) -> None:
     assert reading_statuses(once, _PER_PERIOD[language], language) == ["supported"]
     assert reading_statuses(more_often, _PER_PERIOD[language], language) == ["contradicted"]
+
+
+# --- a dose given as the volume of the liquid that holds it -----------------------------------
+
+_VOLUMES = [
+    # (the dose and its volume, a wrong volume, a wrong unit, the passage)
+    (
+        "She starts with 100 mg of zorvatil a day, which is 4 ml of the syrup.",
+        "She starts with 100 mg of zorvatil a day, which is 8 ml of the syrup.",
+        "She starts with 100 ml of zorvatil syrup a day.",
+        "Zorvatil syrup 125 mg/5 ml: children start with 100 mg a day.",
+        "en",
+    ),
+    (
+        "Hij begint met 100 mg zorvatil per dag, dat is 4 ml van de drank.",
+        "Hij begint met 100 mg zorvatil per dag, dat is 8 ml van de drank.",
+        "Hij begint met 100 ml zorvatil drank per dag.",
+        "Zorvatil drank 125 mg/5 ml: kinderen beginnen met 100 mg per dag.",
+        "nl",
+    ),
+    (
+        "Bé bắt đầu với zorvatil 100 mg mỗi ngày, tức là 4 ml siro.",
+        "Bé bắt đầu với zorvatil 100 mg mỗi ngày, tức là 8 ml siro.",
+        "Bé bắt đầu với 100 ml siro zorvatil mỗi ngày.",
+        "Siro zorvatil 125 mg/5 ml: trẻ em bắt đầu với 100 mg mỗi ngày.",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("right", "wrong", "wrong_unit", "passage", "language"), _VOLUMES)
+def test_a_dose_said_as_its_volume_at_the_passage_concentration_is_grounded(
+    right: str, wrong: str, wrong_unit: str, passage: str, language: str
+) -> None:
+    assert not report(right, [passage], language).ungrounded
+    assert critical(report(wrong, [passage], language))
+    assert critical(report(wrong_unit, [passage], language))
