@@ -215,3 +215,48 @@ def test_a_dose_said_as_its_volume_at_the_passage_concentration_is_grounded(
     assert not report(right, [passage], language).ungrounded
     assert critical(report(wrong, [passage], language))
     assert critical(report(wrong_unit, [passage], language))
+
+
+# --- "not together with B" after a dose of A is about A with B --------------------------------
+
+_WITH_ANOTHER = [
+    # (the answer's warning, a polarity flip, the passages)
+    (
+        "Take 500 micrograms of colchicine twice a day. Don't take it together with "
+        "clarithromycin.",
+        "Take 500 micrograms of colchicine twice a day. You can take it together with "
+        "clarithromycin.",
+        [
+            "Colchicine: 500 micrograms twice a day.",
+            "Do not combine colchicine with clarithromycin.",
+        ],
+        "en",
+    ),
+    (
+        "Neem tweemaal daags 500 microgram colchicine. Gebruik het niet samen met claritromycine.",
+        "Neem tweemaal daags 500 microgram colchicine. U mag het samen met claritromycine "
+        "gebruiken.",
+        [
+            "Colchicine: 500 microgram tweemaal daags.",
+            "Combineer colchicine niet met claritromycine.",
+        ],
+        "nl",
+    ),
+    (
+        "Uống colchicin 500 microgam, ngày 2 lần. Không được dùng chung với clarithromycin.",
+        "Uống colchicin 500 microgam, ngày 2 lần. Có thể dùng chung với clarithromycin.",
+        [
+            "Colchicin: 500 microgam, ngày 2 lần.",
+            "Chống chỉ định phối hợp colchicin với clarithromycin.",
+        ],
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("warning", "flip", "passages", "language"), _WITH_ANOTHER)
+def test_a_warning_about_using_the_drug_with_another_is_an_interaction_claim(
+    warning: str, flip: str, passages: list[str], language: str
+) -> None:
+    assert not report(warning, passages, language).ungrounded
+    assert critical(report(flip, passages, language))

@@ -1272,8 +1272,15 @@ def read_sentence(
 def _combination_before(stated: frozenset[str], risk: frozenset[str], carry: Carry) -> bool:
     """Whether a sentence that speaks of using together ("er is geen bezwaar tegen die combinatie",
     "that's fine together") is about the drugs named before, two or more: it names no risk and
-    no second drug of its own. It is then an interaction claim about those drugs."""
-    return not risk and len(stated) <= 1 and stated <= carry.drugs and len(carry.drugs) >= 2
+    no second drug of its own. It is then an interaction claim about those drugs. So is one that
+    names one drug the answer was not about, to use with the drug it was about ("Không được
+    dùng chung với simvastatin" after a dose of gemfibrozil, "don't take it together with
+    simvastatin")."""
+    if risk or len(stated) > 1:
+        return False
+    if stated <= carry.drugs:
+        return len(carry.drugs) >= 2
+    return bool(carry.drugs)
 
 
 def _quiet(
