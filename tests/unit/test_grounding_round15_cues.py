@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from schemas.verdicts import MedicalContext
 from services.grounding.grounding import medical_context
 from tests.support.grounding_checks import critical, reading_statuses, skip_reason_of
 from tests.support.grounding_checks import numbered_report as report
@@ -260,3 +261,37 @@ def test_a_warning_about_using_the_drug_with_another_is_an_interaction_claim(
 ) -> None:
     assert not report(warning, passages, language).ungrounded
     assert critical(report(flip, passages, language))
+
+
+# --- a maximum per kg worked out for the patient's weight is that maximum ---------------------
+
+_LIMIT_FOR_WEIGHT = [
+    # (the maximum for 45 kg, a wrong maximum, the passage)
+    (
+        "For you that is at most 900 mg of zorvatil per dose.",
+        "For you that is at most 990 mg of zorvatil per dose.",
+        "Zorvatil: at most 20 mg per kg per dose.",
+        "en",
+    ),
+    (
+        "Voor u is dat ten hoogste 900 mg zorvatil per dosis.",
+        "Voor u is dat ten hoogste 990 mg zorvatil per dosis.",
+        "Zorvatil: ten hoogste 20 mg per kg per dosis.",
+        "nl",
+    ),
+    (
+        "Với bạn, mỗi lần tối đa 900 mg zorvatil.",
+        "Với bạn, mỗi lần tối đa 990 mg zorvatil.",
+        "Zorvatil: mỗi lần tối đa 20 mg/kg.",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("right", "wrong", "passage", "language"), _LIMIT_FOR_WEIGHT)
+def test_a_maximum_per_kg_worked_out_for_the_weight_is_that_maximum_exactly(
+    right: str, wrong: str, passage: str, language: str
+) -> None:
+    context = MedicalContext(weight_kg=45)
+    assert not report(right, [passage], language, context).ungrounded
+    assert critical(report(wrong, [passage], language, context))
