@@ -222,8 +222,8 @@ def _skip_reason(
     to be had from ``units`` (the caller's, when it keeps them for the claim)."""
     with_unit = any(q.has_unit for q in found)
     stripped = text.rstrip()
-    if stripped.endswith(":") and not with_unit:
-        return "heading"
+    if stripped.endswith(":") and not any(q.has_unit and not _body_weight(q) for q in found):
+        return "heading"  # "Because she weighs under 40 kg, the lower dosing applies:"
     if stripped.endswith("?"):
         return "question"
     if not has_cue(key, _skip_gate(language)):
@@ -667,6 +667,12 @@ def atomic_claims(
     if declines and handed_back:
         return [c for i, c in enumerate(claims) if i not in handed_back]
     return claims
+
+
+def _body_weight(q: Quantity) -> bool:
+    """Whether ``q`` is a body weight ("40 kg"), which a lead-in may name for the group its
+    list is for: no dose amount."""
+    return q.unit == "mg" and q.display.endswith(" kg")
 
 
 #: What a sentence is without the question's amounts for it to hand them back (atomic_claims).

@@ -295,3 +295,53 @@ def test_a_maximum_per_kg_worked_out_for_the_weight_is_that_maximum_exactly(
     context = MedicalContext(weight_kg=45)
     assert not report(right, [passage], language, context).ungrounded
     assert critical(report(wrong, [passage], language, context))
+
+
+# --- a lead-in that names only the patient's weight band is a heading -------------------------
+
+_WEIGHT_LEAD_INS = [
+    # (the lead-in, the right dose, a wrong dose, the passages)
+    (
+        "Because he weighs under 50 kg, the lower dose applies:",
+        "- 100 mg of zorvatil every 12 hours",
+        "- 200 mg of zorvatil every 12 hours",
+        [
+            "Zorvatil: patients weighing 50 kg or more take 200 mg every 12 hours. Patients "
+            "weighing less than 50 kg take 100 mg every 12 hours."
+        ],
+        "en",
+    ),
+    (
+        "Is hij lichter dan 50 kg, dan geldt de lagere dosis:",
+        "- 100 mg zorvatil elke 12 uur",
+        "- 200 mg zorvatil elke 12 uur",
+        [
+            "Zorvatil: bij een lichaamsgewicht van 50 kg of meer 200 mg elke 12 uur. Bij een "
+            "lichaamsgewicht onder 50 kg: 100 mg elke 12 uur."
+        ],
+        "nl",
+    ),
+    (
+        "Vì bé nặng chưa đến 50 kg, liều như sau:",
+        "- zorvatil 100 mg mỗi 12 giờ",
+        "- zorvatil 200 mg mỗi 12 giờ",
+        [
+            "Zorvatil: người lớn cân nặng từ 50 kg trở lên: 200 mg mỗi 12 giờ. Trẻ em cân nặng "
+            "dưới 50 kg: 100 mg mỗi 12 giờ."
+        ],
+        "vi",
+    ),
+]
+
+
+# (A band written with no group of its own, "cân nặng từ 50 kg trở lên: 200 mg", matches any
+# reading, so a wrong 200 mg under such a lead-in is caught only where the upper band names one;
+# and a Vietnamese lead-in that is a clause of advice, "… nên dùng liều thấp hơn:", hands its
+# band on as a risk, not as the list's group: docs/grounding.md, the fifteenth round.)
+@pytest.mark.parametrize(("lead_in", "right", "wrong", "passages", "language"), _WEIGHT_LEAD_INS)
+def test_a_weight_band_lead_in_is_a_heading_whose_group_the_list_takes(
+    lead_in: str, right: str, wrong: str, passages: list[str], language: str
+) -> None:
+    assert skip_reason_of(lead_in, language) == "heading"
+    assert not report(f"{lead_in}\n{right}", passages, language).ungrounded
+    assert critical(report(f"{lead_in}\n{wrong}", passages, language))
