@@ -345,3 +345,36 @@ def test_a_weight_band_lead_in_is_a_heading_whose_group_the_list_takes(
     assert skip_reason_of(lead_in, language) == "heading"
     assert not report(f"{lead_in}\n{right}", passages, language).ungrounded
     assert critical(report(f"{lead_in}\n{wrong}", passages, language))
+
+
+# --- "liều đến 40 mg" is doses up to 40 mg, as "doses up to" and "doses tot" are -------------
+
+_DOSES_UP_TO = [
+    # (a dose under the bound, a dose over it, the passage)
+    (
+        "Prednisolone 20 mg a day.",
+        "Prednisolone 60 mg a day.",
+        "Prednisolone: doses up to 40 mg a day.",
+        "en",
+    ),
+    (
+        "Prednisolon 20 mg per dag.",
+        "Prednisolon 60 mg per dag.",
+        "Prednisolon: doses tot 40 mg per dag.",
+        "nl",
+    ),
+    (
+        "Prednisolon 20 mg mỗi ngày.",
+        "Prednisolon 60 mg mỗi ngày.",
+        "Prednisolon: với liều đến 40 mg/ngày.",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("under", "over", "passage", "language"), _DOSES_UP_TO)
+def test_doses_up_to_a_bound_back_a_dose_under_it_and_not_over(
+    under: str, over: str, passage: str, language: str
+) -> None:
+    assert reading_statuses(under, passage, language) == ["supported"]
+    assert reading_statuses(over, passage, language) == ["contradicted"]
