@@ -106,6 +106,9 @@ class MedicalContext(_Out):
     weight_kg: float | None = Field(default=None, gt=0, le=500)
     #: A kidney clearance or eGFR value the turn states ("klaring 25", "my eGFR is 40").
     clearance_ml_min: float | None = Field(default=None, ge=0, le=1000)
+    #: The amounts with a unit the turn states, as the check compares them ("500 mg", "10
+    #: tablet"): the user's own dose or tablet, which an answer that declines may say back.
+    amounts: list[str] = Field(default_factory=list, max_length=16)
 
 
 class PassageClaim(_Out):

@@ -222,8 +222,8 @@ def _skip_reason(
     to be had from ``units`` (the caller's, when it keeps them for the claim)."""
     with_unit = any(q.has_unit for q in found)
     stripped = text.rstrip()
-    if stripped.endswith(":") and not with_unit:
-        return "heading"
+    if stripped.endswith(":") and not any(q.has_unit and not _body_weight(q) for q in found):
+        return "heading"  # "Because she weighs under 40 kg, the lower dosing applies:"
     if stripped.endswith("?"):
         return "question"
     if not has_cue(key, _skip_gate(language)):
@@ -281,6 +281,8 @@ def _frame(key: str, language: str | None, *, with_unit: bool) -> SkipReason | N
         if not has_cue(key, _FRAME_GATES[id(f)]):
             continue  # none of the phrases each branch below needs: most sentences
         if has_cue(key, f.contrast) and has_cue(_without(key, f.concessions), f.contrast):
+            if not with_unit and _alone_then_referral(key, f):
+                return "referral"  # "don't change it yourself, but call your neurologist"
             continue  # "…, but adults take 4 g" (not "call 999 now, even though he seems fine")
         who = has_cue(key, f.speakers) or has_cue(key, f.sources)
         if who and has_cue(_without(key, f.limits), f.negators) and has_cue(key, f.verbs):
@@ -302,6 +304,20 @@ def _frame(key: str, language: str | None, *, with_unit: bool) -> SkipReason | N
         if not with_unit and opening_cue(key, f.requests) is not None:
             return "question"  # "Tell me more about the rash.": a question back
     return None
+
+
+def _alone_then_referral(key: str, f: NonclaimFrames) -> bool:
+    """Whether a caution not to act alone comes before the first contrast word and a
+    professional with a contact verb after it: the contrast sends the user to whoever
+    prescribes ("Pas de dosis niet zelf aan, maar bel de neuroloog"), it adds no claim."""
+    at = min((i for c in f.contrast if (i := key.find(f" {c} ")) >= 0), default=-1)
+    if at < 0:
+        return False
+    head, tail = key[: at + 1], key[at:]
+    first = tail.split(maxsplit=1)
+    tail = " " + (first[1] if len(first) > 1 else "")
+    alone = has_cue(head, f.alone) and has_cue(head, f.alone_negators)
+    return alone and _professional(tail, f) and has_cue(tail, f.contact_verbs)
 
 
 def _frame_gate(f: NonclaimFrames) -> tuple[str, ...]:
@@ -555,8 +571,15 @@ def atomic_claims(
     drug_names: frozenset[str] = frozenset(),
     lexicon: MedicalLexicon | None = None,
     context: Carry | None = None,
+    said: frozenset[str] = frozenset(),
 ) -> list[AtomicClaim]:
     """The answer's claims in order, with kind, citation markers, quantities and readings.
+
+    ``said``: the amounts the user's question states (:class:`Quantity` keys). In an answer that
+    declines (a sentence of it is an abstention), a sentence whose amounts with a unit are all
+    the question's and that is a referral or an abstention without them ("whether 100 mg twice
+    a day suits you is for your neurologist to decide", after "Can I go up to 100 mg twice a
+    day?") hands the user's own amount back to a professional: it is no claim.
 
     >>> answer = "Hello! Take 500 mg every 4 hours. Do not use it with alcohol. Anything else?"
     >>> [(c.text, c.kind) for c in atomic_claims(answer, "en")]
@@ -569,6 +592,8 @@ def atomic_claims(
     after_dose = False  # a dose claim came before
     # the strength per dose form the answer has stated, and the drugs it was stated for
     strengths: dict[str, tuple[Decimal, frozenset[str]]] = {}
+    handed_back: list[int] = []  # claims that hand the question's amounts back (see above)
+    declines = False  # a sentence of the answer is an abstention
     for sentence in split_sentences(text, language):
         t = tokenize(sentence.text)
         found_amounts = amounts(t, language)
@@ -582,6 +607,11 @@ def atomic_claims(
             return kept[0]
 
         reason = _skip_reason(sentence.text, language, found, key, content)
+        declines = declines or reason == "abstention"
+        if reason is None and said and _said_back(found, said):
+            own = tuple(q for q in found if q.key not in said)
+            if _skip_reason(sentence.text, language, own, key, content) in _HANDED_BACK:
+                handed_back.append(len(claims))
         if reason == "heading":
             context_kind = _lead_in_kind(sentence.text, language)
             read = read_sentence(t, 0, len(t), found_amounts, language, lex, carry)
@@ -634,4 +664,22 @@ def atomic_claims(
                 named,
             )
         )
+    if declines and handed_back:
+        return [c for i, c in enumerate(claims) if i not in handed_back]
     return claims
+
+
+def _body_weight(q: Quantity) -> bool:
+    """Whether ``q`` is a body weight ("40 kg"), which a lead-in may name for the group its
+    list is for: no dose amount."""
+    return q.unit == "mg" and q.display.endswith(" kg")
+
+
+#: What a sentence is without the question's amounts for it to hand them back (atomic_claims).
+_HANDED_BACK: Final = frozenset({"referral", "abstention"})
+
+
+def _said_back(found: tuple[Quantity, ...], said: frozenset[str]) -> bool:
+    """Whether every amount with a unit among ``found`` (one at least) is one of ``said``."""
+    with_unit = [q for q in found if q.has_unit]
+    return bool(with_unit) and all(q.key in said for q in with_unit)

@@ -384,6 +384,7 @@ def medical_context(
             populations.add("elderly" if years >= 65 else "adult" if years >= 18 else "child")
     low = read.lower()
     weight = _weight_in(whole, lang) if any(w in low for w in _WEIGHT_HINTS) else None
+    said = sorted({q.key for t in tokens for a in amounts(t, lang) for q in a.parts if q.has_unit})
     return MedicalContext(
         weight_kg=float(weight) if weight is not None else None,
         clearance_ml_min=float(clearance) if clearance is not None else None,
@@ -391,6 +392,7 @@ def medical_context(
         populations=sorted(populations)[:16],
         age_min_years=float(age[0]) if age and age[0] is not None else None,
         age_max_years=float(age[1]) if age and age[1] is not None else None,
+        amounts=said[:16],
     )
 
 
@@ -474,8 +476,10 @@ def _prepare(
     lex = lexicon if lexicon is not None else load_lexicon()
     evidence = Evidence(event.retrieval or [], language, lex, cache)
     lex = lex.with_names(evidence.names)  # drugs the passages name in their openings
+    said = frozenset(context.amounts) if context is not None else frozenset()
     claims = _resolve_drugs(
-        atomic_claims(event.content, language, names, lex, _carry(context, evidence)), evidence
+        atomic_claims(event.content, language, names, lex, _carry(context, evidence), said),
+        evidence,
     )
     return language, _counts_by_passage_strength(claims, evidence), evidence
 

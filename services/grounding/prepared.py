@@ -29,10 +29,12 @@ from services.grounding.medical.strength import (
     concentrations,
     counted_strengths,
     counts_in_mg,
+    in_volume,
     named_strengths,
     one_strength,
     scale_counted,
     strength_amounts,
+    volume_keys,
     volumes_restated,
 )
 from services.grounding.quantities import Amount, amounts, flatten, quantities, word_numbers
@@ -195,8 +197,11 @@ def prepare_passage(
     strength = one_strength(forms)
     readings += _in_mg(readings, strength)
     per_ml = concentrations(every)
-    if per_ml:  # "1 ml" of a "100.000 IE/ml" suspension is 100,000 IU
-        readings += [(s, r) for s, read in readings for r in volumes_restated((read,), per_ml)]
+    if per_ml:  # "1 ml" of a "100.000 IE/ml" suspension is 100,000 IU, and 100,000 IU is 1 ml
+        own = list(readings)
+        readings += [(s, r) for s, read in own for r in volumes_restated((read,), per_ml)]
+        readings += [(s, r) for s, read in own for r in in_volume((read,), per_ml)]
+        keys |= volume_keys(every, per_ml)
     readings = list(dict.fromkeys(readings))  # a repeated sentence reads the same
     units = units_of(tokenize(text, normalized=True), language, passage=True)
     if _SINGLE_DOSE in units:  # "as a single dose" says the count "1 time"

@@ -74,10 +74,13 @@ def _plain(text: str, language: str | None) -> MedicalContext:
     clearance: Decimal | None = None
     asked = {g.key for g in lex.group_file.conditions if g.population}
     read_to = 0
+    said: set[str] = set()
     for sentence in split_sentences(text[:QUESTION_CHARS], lang)[:QUESTION_SENTENCES]:
         read_to = sentence.end
         t = tokenize(sentence.text)
-        read = read_sentence(t, 0, len(t), amounts(t, lang), lang, lex, carry)
+        found = amounts(t, lang)
+        said |= {q.key for a in found for q in a.parts if q.has_unit}
+        read = read_sentence(t, 0, len(t), found, lang, lex, carry)
         if read.carry.risk and t.words and t.words[-1] == "?":  # the group a question asks about
             populations |= read.carry.risk & asked
         drugs |= read.carry.drugs
@@ -101,6 +104,7 @@ def _plain(text: str, language: str | None) -> MedicalContext:
         populations=sorted(populations)[:16],
         age_min_years=float(age[0]) if age and age[0] is not None else None,
         age_max_years=float(age[1]) if age and age[1] is not None else None,
+        amounts=sorted(said)[:16],
     )
 
 

@@ -251,14 +251,20 @@ def _dose_facets(
         # The frequency of the statement that gave the amount: "100 mg four times a day" is
         # not backed by "50 mg four times a day, or 100 mg twice a day".
         with_amount = [p for p in support if p.reading.frequency is not None]
+        # "7.5 mg once a week" against "7.5 mg per week": one dose per period, also beside
+        # another statement that backs the amount and gives a frequency of its own ("30 mg
+        # once a day" against "at most 60 mg a day" and "60 mg every other day")
+        per_period = [
+            p
+            for p in support
+            if p.reading.frequency is None
+            and p.reading.basis is not None
+            and _one_dose_per(a, p.reading.basis)
+        ]
         if with_amount:
-            stated = with_amount
-        if not stated:  # "7.5 mg once a week" against "7.5 mg per week": one dose per period
-            stated = [
-                p
-                for p in support
-                if p.reading.basis is not None and _one_dose_per(a, p.reading.basis)
-            ]
+            stated = with_amount + per_period
+        if not stated:
+            stated = per_period
         agree = [
             p
             for p in stated
@@ -415,23 +421,27 @@ _WEIGHT_ROUNDING: Final = Decimal("0.1")
 
 
 def _for_weight(
-    p: PassageReading, unit: str, weight: Decimal
+    p: PassageReading, unit: str, weight: Decimal, *, limit: bool = False
 ) -> tuple[PassageReading, PassageReading] | None:
     """A per-kg passage reading worked out for a body weight (``0.15 mg/kg`` × 14 kg = 2.1 mg):
     ``(as judged, with room for rounding; as shown)``, or ``None`` when it is not per kg of
-    ``unit``."""
+    ``unit``. A ``limit`` (the answer's maximum or minimum) is judged against the product
+    itself: a limit meets the passage's bound, or the top of its range, only where it equals
+    it ("at most 900 mg" for 45 kg at no more than 20 mg/kg), and room would move that bound."""
     r = p.reading
     if r.amount is None or r.unit != f"{unit}/kg":
         return None
     low, high = r.amount.low * weight, r.amount.high * weight
     exact = Span(low.normalize(), high.normalize(), r.amount.kind)
+    sentence = f"{p.sentence} [{r.amount.text(r.unit or '')} × {format_decimal(weight)} kg]"
+    shown = replace(p, reading=replace(r, amount=exact, unit=unit), sentence=sentence)
+    if limit:
+        return shown, shown
     room = Span(
         (low * (1 - _WEIGHT_ROUNDING)).normalize(),
         (high * (1 + _WEIGHT_ROUNDING)).normalize(),
         r.amount.kind,
     )
-    sentence = f"{p.sentence} [{r.amount.text(r.unit or '')} × {format_decimal(weight)} kg]"
-    shown = replace(p, reading=replace(r, amount=exact, unit=unit), sentence=sentence)
     return replace(shown, reading=replace(r, amount=room, unit=unit)), shown
 
 
@@ -442,7 +452,8 @@ def _per_weight(
     same drug, worked out for that weight; ``None`` when there are none."""
     if weight is None or a.kind != "dose" or a.amount is None or a.unit not in _PER_KG_UNITS:
         return None
-    pairs = [w for p in passages if (w := _for_weight(p, a.unit, weight)) is not None]
+    limit = a.amount.kind != "exact"
+    pairs = [w for p in passages if (w := _for_weight(p, a.unit, weight, limit=limit)) is not None]
     if not pairs:
         return None
     shown = {id(judged): exact for judged, exact in pairs}

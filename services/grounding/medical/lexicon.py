@@ -263,6 +263,9 @@ class LanguageCues(_Strict):
     #: Words that say two things are used together ("together", "die combinatie", "cùng với"):
     #: a safety claim naming no drug or risk of its own is about the drugs named before.
     together: list[str] = Field(default_factory=list)
+    #: Every other day ("every other day", "om de dag", "cách ngày"): half a dose a day, and the
+    #: "once" said with it ("cách ngày uống một lần") is the period's own, not once a day.
+    alternate_days: list[str] = Field(default_factory=list)
     examples: list[ReadingExample] = Field(default_factory=list)
 
 
@@ -397,6 +400,7 @@ class MedicalLexicon:
         entries += [(p, Cue("ivl_after")) for p in cues.interval_after]
         entries += [(p, Cue("freq", count=1, value="daily")) for p in cues.daily]
         entries += [(p, Cue("freq", count=2, value="daily")) for p in cues.twice_daily]
+        entries += [(p, Cue("freq", count=1, value="alternate")) for p in cues.alternate_days]
         keeps = {phrase_tokens(p) for p in cues.keep_use}
         listed = {phrase_tokens(p) for ps in cues.polarity.values() for p in ps}
         if keeps - listed:

@@ -954,8 +954,8 @@ def read_sentence(
     cue_tokens: set[int] = set()
     aside: set[int] = set()  # "not the usual 20 mg": where an amount set aside starts
     for s, e, cue in cues:
-        if cue.kind in ("basis", "qual", "ivl_after", "ivl_before"):
-            cue_tokens.update(range(s, e))
+        if cue.kind in ("basis", "qual", "ivl_after", "ivl_before") or cue.value == "alternate":
+            cue_tokens.update(range(s, e))  # "cách một ngày": the day is the phrase's own
         elif cue.kind in _SET_ASIDE:
             aside.add(e)
             if e < hi and words[e] in _OF_AMOUNT:  # "lower than the starting dose of 5 mg"
@@ -1039,7 +1039,9 @@ def read_sentence(
     for a in found:
         if a.t0 in age_tokens or a.t0 in used:
             continue
-        if a.unit == "times":
+        if a.unit == "times" and _alternate_once(a, cues):
+            used.update(range(a.t0, a.t1))
+        elif a.unit == "times":
             freq = _frequency_of(a, cues, taken_cues)
             if freq is not None:
                 items.append(_Item("freq", a.t0, a.t1, freq))
@@ -1062,6 +1064,9 @@ def read_sentence(
         if cue.kind == "freq" and cue.value == "daily":  # "every morning": once a day
             n = Decimal(cue.count)  # "morning and evening": twice
             items.append(_Item("freq", s, e, Span(n, n)))
+            continue
+        if cue.kind == "freq" and cue.value == "alternate":  # "every other day": every 2 days
+            items.append(_Item("freq", s, e, Span(_HALF_A_DAY, _HALF_A_DAY)))
             continue
         if cue.kind == "freq" and k not in taken_cues:
             day = _day_basis_after(cues, e, taken_cues)
@@ -1267,8 +1272,15 @@ def read_sentence(
 def _combination_before(stated: frozenset[str], risk: frozenset[str], carry: Carry) -> bool:
     """Whether a sentence that speaks of using together ("er is geen bezwaar tegen die combinatie",
     "that's fine together") is about the drugs named before, two or more: it names no risk and
-    no second drug of its own. It is then an interaction claim about those drugs."""
-    return not risk and len(stated) <= 1 and stated <= carry.drugs and len(carry.drugs) >= 2
+    no second drug of its own. It is then an interaction claim about those drugs. So is one that
+    names one drug the answer was not about, to use with the drug it was about ("Không được
+    dùng chung với simvastatin" after a dose of gemfibrozil, "don't take it together with
+    simvastatin")."""
+    if risk or len(stated) > 1:
+        return False
+    if stated <= carry.drugs:
+        return len(carry.drugs) >= 2
+    return bool(carry.drugs)
 
 
 def _quiet(
@@ -1672,6 +1684,21 @@ def _frequency_of(a: Amount, cues: list[tuple[int, int, Cue]], taken: set[int]) 
             taken.add(k)
             return Span(a.low, a.high)
     return None
+
+
+#: Doses a day of a dose every other day.
+_HALF_A_DAY: Final = Decimal("0.5")
+
+
+def _alternate_once(a: Amount, cues: list[tuple[int, int, Cue]]) -> bool:
+    """ "cách ngày uống một lần", "once, every other day": a count of one right after (up to
+    two words) or right before an every-other-day phrase is that phrase's own, no frequency."""
+    if a.low != 1 or a.high != 1 or a.per_time is not None:
+        return False
+    return any(
+        c.kind == "freq" and c.value == "alternate" and (0 <= a.t0 - e <= 2 or 0 <= s - a.t1 <= 1)
+        for s, e, c in cues
+    )
 
 
 def _interval_of(a: Amount, cues: list[tuple[int, int, Cue]]) -> Span | None:

@@ -16,7 +16,13 @@ from decimal import Decimal
 from typing import Final
 
 from services.grounding.medical.reading import Reading, Span
-from services.grounding.quantities import NUMBER_WORDS, UNITS, Amount, parse_number
+from services.grounding.quantities import (
+    NUMBER_WORDS,
+    UNITS,
+    Amount,
+    format_decimal,
+    parse_number,
+)
 from services.grounding.tokens import NUM, Tokens
 
 __all__ = [
@@ -24,10 +30,12 @@ __all__ = [
     "concentrations",
     "counted_strengths",
     "counts_in_mg",
+    "in_volume",
     "named_strengths",
     "one_strength",
     "scale_counted",
     "strength_amounts",
+    "volume_keys",
     "volumes_restated",
 ]
 
@@ -219,6 +227,43 @@ def concentrations(found: Iterable[Amount]) -> dict[str, Decimal]:
         if unit is not None and len(a.parts) == 1:
             seen.setdefault(unit, set()).add(a.low)
     return {unit: next(iter(values)) for unit, values in seen.items() if len(values) == 1}
+
+
+def in_volume(readings: Iterable[Reading], per_ml: Mapping[str, Decimal]) -> list[Reading]:
+    """Each reading of an amount in mg or IU (also per kg) restated as the volume of the liquid
+    that holds it, with the one concentration its text states ("250 mg" of a 250 mg/5 ml drink
+    is 5 ml, "20 mg/kg" is 0.4 ml/kg): beside the amount, so an answer that gives the dose as a
+    volume ("250 mg a day, that is 5 ml") finds its match, as :func:`volumes_restated` lets a
+    volume find its amount."""
+    out: list[Reading] = []
+    for r in readings:
+        if r.amount is None or r.unit is None:
+            continue
+        base, _, per_kg = r.unit.partition("/")
+        per = per_ml.get(base)
+        if per is None or per_kg not in ("", "kg"):
+            continue
+        amount = Span(_volume(r.amount.low, per), _volume(r.amount.high, per), r.amount.kind)
+        out.append(replace(r, amount=amount, unit="ml/kg" if per_kg else "ml"))
+    return out
+
+
+def volume_keys(found: Iterable[Amount], per_ml: Mapping[str, Decimal]) -> set[str]:
+    """The keys of the volumes that hold the text's amounts in mg or IU (see :func:`in_volume`):
+    an answer's "5 ml" is no missing number beside a passage's "250 mg" of 250 mg/5 ml."""
+    return {
+        f"{format_decimal(_volume(q.value, per_ml[q.unit]))} ml"
+        for a in found
+        for q in a.parts
+        if q.unit in per_ml
+    }
+
+
+def _volume(amount: Decimal, per_ml: Decimal) -> Decimal:
+    return (amount / per_ml).quantize(_SIX_PLACES).normalize()
+
+
+_SIX_PLACES: Final = Decimal("0.000001")
 
 
 def volumes_restated(readings: Iterable[Reading], per_ml: Mapping[str, Decimal]) -> list[Reading]:
