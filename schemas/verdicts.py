@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
@@ -93,6 +93,10 @@ class MedicalReading(_Out):
     summary: str = Field(description="One line for a clinician: `max 4000 mg per 24 h`.")
 
 
+#: Characters of one amount a :class:`MedicalContext` keeps ("1000 mg", "2.5 microgram").
+AMOUNT_CHARS = 32
+
+
 class MedicalContext(_Out):
     """What the user's preceding turn says about who and what the answer is about: the drugs it
     names and the population it describes ("my 6-year-old", "I am 79", "my eGFR is 25", "I am
@@ -108,7 +112,10 @@ class MedicalContext(_Out):
     clearance_ml_min: float | None = Field(default=None, ge=0, le=1000)
     #: The amounts with a unit the turn states, as the check compares them ("500 mg", "10
     #: tablet"): the user's own dose or tablet, which an answer that declines may say back.
-    amounts: list[str] = Field(default_factory=list, max_length=16)
+    #: Each at most :data:`AMOUNT_CHARS` characters (a longer one is not kept).
+    amounts: list[Annotated[str, Field(max_length=AMOUNT_CHARS)]] = Field(
+        default_factory=list, max_length=16
+    )
 
 
 class PassageClaim(_Out):

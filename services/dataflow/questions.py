@@ -17,7 +17,7 @@ from __future__ import annotations
 from pydantic import TypeAdapter
 
 from schemas.events import ChatEvent
-from schemas.verdicts import MedicalContext
+from schemas.verdicts import AMOUNT_CHARS, MedicalContext
 from services.checking import ClaimChecker
 from services.dataflow.state import KeyedStore, StateSpec
 from services.settings import Settings
@@ -31,6 +31,8 @@ _ENTRIES = TypeAdapter(list[tuple[int, MedicalContext]])
 _ENTRY_FIXED_BYTES = 240
 #: JSON of one listed name apart from its characters: quotes and a comma.
 _NAME_BYTES = 3
+#: UTF-8 bytes of one character at most in an amount's unit ("µg").
+_UNIT_CHAR_BYTES = 2
 
 
 class QuestionContexts:
@@ -44,11 +46,13 @@ class QuestionContexts:
         groups = lex.group_file
         drug = max((len(n) for n in lex.inns), default=0)
         group = max((len(g.key) for g in (*groups.populations, *groups.conditions)), default=0)
-        #: Bytes of one entry at most: both lists full of the lexicon's longest names.
+        #: Bytes of one entry at most: both lists full of the lexicon's longest names, the
+        #: amounts' list full of the longest amounts.
         self.entry_bytes = (
             _ENTRY_FIXED_BYTES
             + _max_length("drugs") * (drug + _NAME_BYTES)
             + _max_length("populations") * (group + _NAME_BYTES)
+            + _max_length("amounts") * (AMOUNT_CHARS * _UNIT_CHAR_BYTES + _NAME_BYTES)
         )
         self.spec = StateSpec(
             kind=QUESTIONS,

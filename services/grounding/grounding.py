@@ -29,6 +29,7 @@ from typing import Final, Literal
 
 from schemas.events import ChatEvent
 from schemas.verdicts import (
+    AMOUNT_CHARS,
     ClaimCheck,
     GroundingReport,
     JudgeLabel,
@@ -384,7 +385,15 @@ def medical_context(
             populations.add("elderly" if years >= 65 else "adult" if years >= 18 else "child")
     low = read.lower()
     weight = _weight_in(whole, lang) if any(w in low for w in _WEIGHT_HINTS) else None
-    said = sorted({q.key for t in tokens for a in amounts(t, lang) for q in a.parts if q.has_unit})
+    said = sorted(
+        {
+            q.key
+            for t in tokens
+            for a in amounts(t, lang)
+            for q in a.parts
+            if q.has_unit and len(q.key) <= AMOUNT_CHARS
+        }
+    )
     return MedicalContext(
         weight_kg=float(weight) if weight is not None else None,
         clearance_ml_min=float(clearance) if clearance is not None else None,

@@ -11,7 +11,7 @@ import pytest
 from pydantic import TypeAdapter
 
 from schemas.events import ChatEvent
-from schemas.verdicts import GroundingReport, MedicalContext
+from schemas.verdicts import AMOUNT_CHARS, GroundingReport, MedicalContext
 from services.checking import CheckRequest
 from services.dataflow.flow import CHECKS, VERDICTS, Dataflow, PartitionState, Source
 from services.dataflow.state import MemoryStore
@@ -175,8 +175,25 @@ def test_the_bound_holds_an_entry_with_every_field_at_its_longest() -> None:
         age_max_years=longest,
         weight_kg=499.99999999999994,
         clearance_ml_min=999.9999999999999,
+        amounts=["µ" * AMOUNT_CHARS] * 16,
     )
     entries = [(2**31 - 1 - t, context) for t in range(q.max_turns)]
     assert len(TypeAdapter(list[tuple[int, MedicalContext]]).dump_json(entries)) <= (
         q.spec.max_value_bytes
     )
+
+
+def test_a_question_keeps_its_amounts_each_bounded() -> None:
+    """The amounts a user turn states are kept for the answer (an answer that declines may say
+    them back), each at most AMOUNT_CHARS characters: a number of a hundred digits is not kept,
+    and the model refuses a longer one from anywhere else."""
+    from services.grounding.grounding import medical_context
+
+    lex = flow().questions.checker.lexicon
+    kept = medical_context("I have 500 mg tablets of paracetamol. Can I take two?", "en", lex)
+    assert kept.amounts == ["500 mg"]
+    huge = "9" * 100
+    long_one = medical_context(f"Can I take {huge} mg or 250 mg of ibuprofen?", "en", lex)
+    assert long_one.amounts == ["250 mg"]
+    with pytest.raises(ValueError):
+        MedicalContext(amounts=["1" * (AMOUNT_CHARS + 1)])
