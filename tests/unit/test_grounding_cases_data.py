@@ -2,8 +2,8 @@
 
 These checks read the data only; they do not run the grounding check. They hold the set to what its
 README promises: one JSON object per line, unique ids, at least eight cases of every kind in every
-language with both tuning splits (and twelve later held-out splits, *fresh*, *fresh2*, … *fresh12*,
-of at least twenty cases per language over every kind),
+language with both tuning splits (and thirteen later held-out splits, *fresh*, *fresh2*, …
+*fresh13*, of at least twenty cases per language over every kind),
 passages that are valid ``Passage`` wire objects, citations that are fabricated exactly where the
 kind says so, and labels that follow the kind.
 """
@@ -31,6 +31,7 @@ SPLITS = (
     "fresh10",
     "fresh11",
     "fresh12",
+    "fresh13",
 )
 #: the later held-out splits: at least so many cases per language, and per kind in each language
 MIN_FRESH_PER_LANGUAGE = 20
@@ -47,6 +48,7 @@ MIN_FRESH_PER_KIND = {
     "fresh10": 2,
     "fresh11": 2,
     "fresh12": 2,
+    "fresh13": 2,
 }
 
 #: kind -> (flagged, critical); ``None`` for critical means either (a citation case is critical
@@ -246,6 +248,7 @@ def _readme_table(section: str) -> dict[str, tuple[int, ...]]:
         ("Fresh10", ("fresh10",)),
         ("Fresh11", ("fresh11",)),
         ("Fresh12", ("fresh12",)),
+        ("Fresh13", ("fresh13",)),
     ],
 )
 def test_readme_counts_match_the_data(section: str, splits: tuple[str, ...]) -> None:
