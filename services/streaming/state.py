@@ -281,11 +281,14 @@ class TableBackend:
                 if isinstance(key, bytes) and key.startswith(prefix) and value is not None:
                     yield key, value
 
-    def stream(self, partition: int, prefix: bytes) -> Iterator[tuple[bytes, bytes]]:
-        """:meth:`scan` one key at a time (writes not yet acknowledged included, in key
-        order), holding one value of the local store at a time (a scan holds them all)."""
+    def stream(
+        self, partition: int, prefix: bytes, *, keys_only: bool = False
+    ) -> Iterator[tuple[bytes, bytes]]:
+        """``(key, value)`` of the keys of ``partition`` starting with ``prefix`` (writes not
+        yet acknowledged included), in key order, one at a time: it holds one value of the
+        local store at a time. ``keys_only``: every value is ``b""``, so nothing is copied."""
         pending = sorted(
-            (key, value)
+            (key, b"" if keys_only and value is not None else value)
             for key, (part, value, _) in list(self._unacked.items())
             if part == partition and key.startswith(prefix)
         )
@@ -303,7 +306,7 @@ class TableBackend:
                     yield pending[i]  # type: ignore[misc]
                 i += 1
                 continue
-            yield key, bytes(value)
+            yield key, b"" if keys_only else bytes(value)
         for key, value in pending[i:]:
             if value is not None:
                 yield key, value
@@ -323,21 +326,9 @@ class TableBackend:
 
     def scan(
         self, partition: int, prefix: bytes, *, keys_only: bool = False
-    ) -> Iterator[tuple[bytes, bytes]]:
-        """``(key, value)`` of the keys of ``partition`` starting with ``prefix`` (writes not
-        yet acknowledged included), in key order. ``keys_only``: every value is ``b""``, so
-        a scan over many large values holds only their keys."""
-        found: dict[bytes, bytes | None] = {
-            key: b"" if keys_only else bytes(value)
-            for key, value in self._stored(partition, prefix)
-        }
-        for key, (part, value, _) in list(self._unacked.items()):
-            if part == partition and key.startswith(prefix):
-                found[key] = b"" if keys_only and value is not None else value
-        for key in sorted(found):
-            value = found[key]
-            if value is not None:
-                yield key, value
+    ) -> list[tuple[bytes, bytes]]:
+        """:meth:`stream`, read to its end: a snapshot, which the caller may write beside."""
+        return list(self.stream(partition, prefix, keys_only=keys_only))
 
 
 class TableStore(KeyedStore):
