@@ -48,6 +48,7 @@ from schemas.events import ChatEvent
 from schemas.verdicts import ClaimVerdict
 from services.grounding.extractors import ExtractorSet
 from services.grounding.facts import FactRegistry
+from services.grounding.general import states_specifics
 from services.grounding.lexicon import (
     ABSTENTION_CUES,
     ACKNOWLEDGEMENTS,
@@ -116,6 +117,11 @@ class AtomicClaim:
     #: Drugs a dose claim without readings names ("NorLevo kunt u tot 120 uur … innemen"): its
     #: numbers are looked for in those drugs' passages.
     drugs: frozenset[str] = frozenset()
+    #: An ``other`` sentence that names no drug, group, condition or proper name and holds no
+    #: number: general advice (:mod:`services.grounding.general`).
+    general: bool = False
+    #: The answer declines somewhere (one of its sentences is an abstention).
+    declining: bool = False
 
 
 def fact_checks(
@@ -638,6 +644,7 @@ def atomic_claims(
                 kind = context_kind
             if kind == "other" and after_dose and bare_limit(t, language):
                 kind = "dose"  # "Take no more than 4 a day." after a dose: a count of it
+        general = kind == "other" and not readings and not states_specifics(t, found, language, lex)
         leftover = tuple(
             q for a in found_amounts if not set(range(a.t0, a.t1)) & read.used for q in a.parts
         )
@@ -662,8 +669,11 @@ def atomic_claims(
                 readings,
                 leftover,
                 named,
+                general,
             )
         )
+    if declines:
+        claims = [replace(c, declining=True) if c.general else c for c in claims]
     if declines and handed_back:
         return [c for i, c in enumerate(claims) if i not in handed_back]
     return claims

@@ -46,6 +46,7 @@ from services.grounding.config import GroundingConfig
 from services.grounding.evidence import UNNAMED, Evidence, Verdict, ground, ground_medical
 from services.grounding.extractors import ExtractorSet
 from services.grounding.facts import FactRegistry
+from services.grounding.general import anchored
 from services.grounding.medical.compare import Comparison, PassageReading
 from services.grounding.medical.context import safety_free, sentence_context
 from services.grounding.medical.lexicon import MedicalLexicon, load_lexicon, spelling_key
@@ -569,6 +570,16 @@ def _deterministic(
     )
 
 
+def _settled(claim: AtomicClaim, verdict: Verdict, held: bool) -> Verdict:
+    """``verdict``, or grounded for a sentence of general advice whose only fault is words the
+    passages do not hold, in an answer anchored in them (:mod:`services.grounding.general`)."""
+    if verdict.grounded or not (claim.general and held) or verdict.numbers_missing:
+        return verdict
+    if verdict.best is None:  # nothing retrieved: nothing is grounded
+        return verdict
+    return replace(verdict, grounded=True)
+
+
 def claims_for_judge(
     event: ChatEvent,
     config: GroundingConfig,
@@ -713,23 +724,24 @@ def check(
     """
     language, claims, evidence = _prepare(event, registry, lexicon, cache, context)
     weight = _weight(event.content, language, context)
+    verdicts = [_deterministic(claim, evidence, config, weight=weight) for claim in claims]
+    held = anchored(
+        [v.grounded for c, v in zip(claims, verdicts, strict=True) if not c.general],
+        any(c.declining for c in claims),
+    )
     citations = check_citations(
         event.content,
         event.citations or [],
         claims,
         evidence,
-        lambda claim, doc: _deterministic(claim, evidence, config, doc, weight),
+        lambda claim, doc: _settled(
+            claim, _deterministic(claim, evidence, config, doc, weight), held
+        ),
     )
     judged = judge_results or {}
     checks = [
-        _claim_check(
-            claim,
-            _deterministic(claim, evidence, config, weight=weight),
-            evidence,
-            cited,
-            judged.get(claim.text),
-        )
-        for claim, cited in zip(claims, citations.cited, strict=True)
+        _claim_check(claim, _settled(claim, verdict, held), evidence, cited, judged.get(claim.text))
+        for claim, verdict, cited in zip(claims, verdicts, citations.cited, strict=True)
     ]
     score = faithfulness([(c.text, c.grounded) for c in checks])
     return GroundingReport(

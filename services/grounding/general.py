@@ -1,0 +1,83 @@
+"""General advice: sentences that state nothing a passage could contradict by name or number.
+
+An answer's ``other`` sentence (no dose or safety reading) is grounded by its content words
+(:func:`~services.grounding.evidence.ground`). Measured over the tuning splits (sixteenth round,
+``docs/grounding.md``), most right answers that were flagged were flagged by such a sentence in
+words that are not the passage's: "it tends to work by the next morning", "straight after a
+feed", "Congratulations!". A word test cannot tell those from a wrong sentence, but what the
+sentence could be wrong *about* can be read: a sentence that names no drug, no population or
+condition, no proper name and holds no number states **general advice**. Such a sentence, with
+words the passages do not hold, is not a finding by itself when the answer it stands in is
+*anchored*: another of its sentences that does state something specific is grounded, or the
+answer declines (an abstention sentence) — a whole answer that nothing grounds is still flagged,
+sentence by sentence, as before. Dose, contraindication and citation findings, and every number
+missing from the passages, keep their rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+from services.grounding.medical.lexicon import MedicalLexicon
+from services.grounding.quantities import Quantity
+from services.grounding.tokens import SYM, WORD, Tokens
+
+__all__ = ["anchored", "states_specifics"]
+
+#: Cue kinds of the medical lexicon that name whom or what a sentence is about.
+_TOPIC_CUES: Final = frozenset({"pop", "cond"})
+#: Symbols after which a capital opens a phrase rather than naming something ("… matter: A",
+#: "(Take", "“Do"); bullets and dashes likewise.
+_OPENERS: Final = frozenset({":", "(", '"', "“", "‘", "'", "-", "–", "—", "•", "*", ";"})
+#: Capitalised words that are no names: the English pronoun "I".
+_NOT_NAMES: Final = frozenset({"i"})
+
+
+def _proper_name(t: Tokens) -> bool:
+    """Whether a word inside the sentence (not its first, not right after an opening symbol)
+    starts with a capital: a name ("Serevent", "GP", "Hà Nội", "Leiden"). The same in the three
+    languages: English, Dutch and Vietnamese write common nouns in lower case."""
+    text, words, kinds, starts = t.text, t.words, t.kinds, t.starts
+    for i in range(1, len(t)):
+        if kinds[i] != WORD or words[i] in _NOT_NAMES or not text[starts[i]].isupper():
+            continue
+        if kinds[i - 1] == SYM and words[i - 1] in _OPENERS:
+            continue
+        return True
+    return False
+
+
+def _names_topic(t: Tokens, language: str | None, lexicon: MedicalLexicon) -> bool:
+    """Whether the sentence names a drug (any spelling, brand or stem the lexicon reads) or a
+    population or condition of ``rules/grounding/populations.yaml``."""
+    if next(lexicon.find_drugs(t.words, 0, len(t)), None) is not None:
+        return True
+    lang = language if language in ("en", "nl", "vi") else "en"
+    return any(c.kind in _TOPIC_CUES for _, _, c in lexicon.matcher(lang).find(t.words, 0, len(t)))
+
+
+def states_specifics(
+    t: Tokens, found: Sequence[Quantity], language: str | None, lexicon: MedicalLexicon
+) -> bool:
+    """Whether the sentence ``t`` states something specific: a number (``found``: its
+    quantities, with a unit or bare), a drug, a population or condition, or a proper name.
+    A sentence that states none is general advice.
+
+    >>> from services.grounding.medical.lexicon import load_lexicon
+    >>> from services.grounding.tokens import tokenize
+    >>> lex = load_lexicon()
+    >>> states_specifics(tokenize("It tends to work by the next morning."), (), "en", lex)
+    False
+    >>> states_specifics(tokenize("It works faster with Brivex."), (), "en", lex)
+    True
+    >>> states_specifics(tokenize("It helps patients with asthma."), (), "en", lex)
+    True
+    """
+    return bool(found) or _proper_name(t) or _names_topic(t, language, lexicon)
+
+
+def anchored(specific_grounded: Sequence[bool], declines: bool) -> bool:
+    """Whether an answer is anchored in its passages: one of its specific sentences is grounded
+    (``specific_grounded``: one flag per specific sentence), or it declines."""
+    return declines or any(specific_grounded)
