@@ -446,18 +446,18 @@ def run_scan(
             if step.event is not None:
                 clock = max(clock, step.event.timestamp.timestamp())
             for done in step.chain():
-                runner.deliver(Effects(done.emits))
+                runner.deliver(flow.delivery([done]))
                 summary.count(done)
             since_sweep += 1
             if since_sweep >= SWEEP_EVERY:
                 for done in flow.release_held(runner.st, now=clock, judge=ask):
-                    runner.deliver(Effects(done.emits))
+                    runner.deliver(flow.delivery([done]))
                     summary.count(done)
                 runner.sweep()
                 since_sweep = 0
         # The end of the file: no late turn can come any more, every held answer is decided.
         for done in flow.release_held(runner.st, now=clock, everything=True, judge=ask):
-            runner.deliver(Effects(done.emits))
+            runner.deliver(flow.delivery([done]))
             summary.count(done)
         summary.evalset_cases = runner.finish_evalsets()
         summary.review_items = runner.write_review()

@@ -31,7 +31,7 @@ The judge itself is I/O: the runner asks it (``judge_requests``) and passes its 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal
@@ -45,7 +45,7 @@ from services.alerting.core import WindowCounter, alerting_specs
 from services.alerting.settings import AlertingSettings
 from services.checking import CheckRequest
 from services.dataflow.questions import QuestionContexts
-from services.dataflow.records import Emit, Source
+from services.dataflow.records import Effects, Emit, Source
 from services.dataflow.reorder import HELD, Reorder, held_spec
 from services.dataflow.state import KeyedStore, StateSpec
 from services.evalsets.core import EvalsetCore, evalset_specs
@@ -150,12 +150,33 @@ class Step:
     held: bool = False
     #: Held answers of the conversation this record released, each a step of its own.
     released: list[Step] = field(default_factory=list)
+    #: This step is a held answer released: ``(state, conversation, event id)``. It stays held
+    #: (in the store and the conversation's memory) until the step's records are acknowledged
+    #: (:meth:`Dataflow.delivery`): a crash in between releases it again, never loses it.
+    unhold: tuple[PartitionState, str, str] | None = None
 
     def chain(self) -> Iterator[Step]:
         """This step and every step it released, in order (what a runner delivers and counts)."""
         yield self
         for step in self.released:
             yield from step.chain()
+
+
+class _Unhold:
+    """The follow-up of a delivery with released held answers (:meth:`Dataflow.delivery`);
+    :meth:`abandon` when the records were not acknowledged: they may be released again."""
+
+    def __init__(self, flow: Dataflow, holds: list[tuple[PartitionState, str, str]]) -> None:
+        self.flow = flow
+        self.holds = holds
+
+    def __call__(self) -> Effects:
+        self.flow.unhold(self.holds)
+        return Effects()
+
+    def abandon(self) -> None:
+        for _, conversation_id, event_id in self.holds:
+            self.flow.releasing.discard((conversation_id, event_id))
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,6 +234,10 @@ class Dataflow:
             else None
         )
         self.reorder = Reorder(settings)
+        #: Held answers released whose records are not yet acknowledged: ``(conversation, event
+        #: id)``. This process does not release them again meanwhile; a crash forgets them with
+        #: the process, and the state, which still holds them, has them released again.
+        self.releasing: set[tuple[str, str]] = set()
         self.questions = QuestionContexts(settings, self.pipeline.checker)
         self.specs: dict[str, StateSpec] = {
             "memory": self.memory_spec(settings),
@@ -300,16 +325,14 @@ class Dataflow:
         seconds = time.perf_counter() - t0
         memory = out.memory
         if not released and any(f.direction == "leak" for f in out.findings):
-            holding = self.reorder.hold(event, before, st.held, source, now)
+            holding = self.reorder.hold(
+                event, before, st.held, source, now, releasing=self._releasing_of(cid)
+            )
             if holding is not None:
                 st.memory[cid] = holding.model_dump_json().encode()
                 self.pipeline.metrics.observe_held()
                 step.held = True
                 return False
-        if released and memory is not None and event.event_id in memory.held:
-            memory = memory.with_held(
-                {eid: entry for eid, entry in memory.held.items() if eid != event.event_id}
-            )
         if memory is not None and memory is not before:
             st.memory[cid] = memory.model_dump_json().encode()
         self.pipeline.count(event, out, seconds)
@@ -348,16 +371,53 @@ class Dataflow:
         due = self.reorder.due(memory, now, everything=everything, next_turn=next_turn)
         steps = []
         for event_id in due:
-            found = self.reorder.take(st.held, conversation_id, event_id)
-            if found is None:  # gone from the store: only its entry in the memory is left
-                raw = st.memory.get(conversation_id)
-                if raw:
-                    mem = ConversationMemory.load(raw)
-                    rest = {e: d for e, d in mem.held.items() if e != event_id}
-                    st.memory[conversation_id] = mem.with_held(rest).model_dump_json().encode()
+            ident = (conversation_id, event_id)
+            if ident in self.releasing:  # released already, its records not yet acknowledged
                 continue
-            steps.append(run(*found))
+            found = self.reorder.peek(st.held, conversation_id, event_id)
+            if found is None:  # gone from the store: only its entry in the memory is left
+                self._forget_held(st, conversation_id, event_id)
+                continue
+            self.releasing.add(ident)
+            step = run(*found)
+            step.unhold = (st, conversation_id, event_id)
+            steps.append(step)
         return steps
+
+    def _releasing_of(self, conversation_id: str) -> set[str]:
+        """The event ids of the conversation's held answers being released."""
+        if not self.releasing:
+            return set()
+        return {eid for cid, eid in self.releasing if cid == conversation_id}
+
+    def _forget_held(self, st: PartitionState, conversation_id: str, event_id: str) -> None:
+        """Drop a held answer from the conversation's memory and from the store."""
+        raw = st.memory.get(conversation_id)
+        if raw:
+            mem = ConversationMemory.load(raw)
+            if event_id in mem.held:
+                rest = {e: d for e, d in mem.held.items() if e != event_id}
+                st.memory[conversation_id] = mem.with_held(rest).model_dump_json().encode()
+        if st.held is not None:
+            self.reorder.drop(st.held, conversation_id, event_id)
+
+    def delivery(self, steps: Iterable[Step]) -> Effects:
+        """What a runner delivers for ``steps`` (each step alone, not its chain): their emits,
+        in order, and, for the held answers among them, the follow-up that lets them go once
+        every record is acknowledged (a crash before that finds them still held)."""
+        emits: list[Emit] = []
+        holds: list[tuple[PartitionState, str, str]] = []
+        for step in steps:
+            emits += step.emits
+            if step.unhold is not None:
+                holds.append(step.unhold)
+        return Effects(emits, then=_Unhold(self, holds) if holds else None)
+
+    def unhold(self, holds: Iterable[tuple[PartitionState, str, str]]) -> None:
+        """The released answers' records are acknowledged: they leave the state."""
+        for st, conversation_id, event_id in holds:
+            self.releasing.discard((conversation_id, event_id))
+            self._forget_held(st, conversation_id, event_id)
 
     def release_held(
         self,
@@ -629,6 +689,7 @@ class Dataflow:
 
     def reset(self) -> None:
         """After a rebalance or recovery: drop what the stages cached from the stores."""
+        self.releasing.clear()
         self.review.forget_caches()
         if self.counter is not None:
             self.counter.reset()

@@ -16,12 +16,14 @@ event releases the ones it must at no extra read; the runners release the rest a
 the worker on a timer every half window). Bounded: at most ``VIGIL_REORDER_MAX_HELD`` answers per
 conversation and ``VIGIL_REORDER_MAX_HELD_TOTAL`` per partition (per run in a scan); past either
 bound an answer is decided at once instead, never dropped. No lifetime by age: a held answer
-leaves only by release.
+leaves only by release, and only once the records its release emitted are acknowledged
+(:meth:`~services.dataflow.flow.Dataflow.delivery`): a crash before that releases it again.
 """
 
 from __future__ import annotations
 
 import base64
+from collections.abc import Collection
 
 from pydantic import BaseModel, ConfigDict
 
@@ -86,15 +88,20 @@ class Reorder:
         store: KeyedStore | None,
         source: Source,
         now: float,
+        *,
+        releasing: Collection[str] = (),
     ) -> ConversationMemory | None:
         """Hold ``event`` (an answer with a leak): the conversation's new memory, or ``None``
-        when it is not held (no window, or a bound reached: decided now)."""
+        when it is not held (no window, or a bound reached: decided now). ``releasing``: the
+        conversation's held answers already released, still listed until their records are
+        acknowledged; they do not count against the bound."""
         held = memory.held if memory is not None else {}
+        waiting = len(held) - sum(1 for eid in releasing if eid in held)
         if (
             self.window <= 0
             or store is None
-            or len(held) >= self.per_conversation
-            or len(store) >= store.spec.max_entries
+            or waiting >= self.per_conversation
+            or len(store) - len(releasing) >= store.spec.max_entries
         ):
             return None
         due = now + self.window
@@ -132,18 +139,22 @@ class Reorder:
         ]
         return [eid for _, eid in sorted(due)]
 
-    def take(
+    def peek(
         self, store: KeyedStore, conversation_id: str, event_id: str
     ) -> tuple[ChatEvent, Source] | None:
-        """Remove a held answer from the store and return it (``None`` if it is gone)."""
-        key = _key(conversation_id, event_id)
-        raw = store.get(key)
+        """A held answer, left in the store (``None`` if it is gone): it leaves by
+        :meth:`drop` once what its release emitted is acknowledged."""
+        raw = store.get(_key(conversation_id, event_id))
         if raw is None:
             return None
-        del store[key]
         held = HeldAnswer.model_validate_json(raw)
         limit = {"max_content_bytes": self.settings.max_content_bytes}
         return ChatEvent.model_validate_json(held.event, context=limit), held.source()
+
+    @staticmethod
+    def drop(store: KeyedStore, conversation_id: str, event_id: str) -> None:
+        """Remove a held answer from the store (nothing when it is gone)."""
+        store.pop(_key(conversation_id, event_id), None)
 
     @staticmethod
     def conversations(store: KeyedStore) -> list[str]:

@@ -311,11 +311,19 @@ class StreamRunner:
         are all acknowledged."""
         pending: Effects | None = effects
         while pending is not None:
-            futures = await self._send_in_order(pack(pending.emits))
-            if pending.then is None:
-                return
-            if futures:
-                await asyncio.gather(*futures)
+            try:
+                futures = await self._send_in_order(pack(pending.emits))
+                if pending.then is None:
+                    return
+                if futures:
+                    await asyncio.gather(*futures)
+            except BaseException:
+                # Not acknowledged: whatever the follow-up would have let go stays (a held
+                # answer may be released again).
+                abandon = getattr(pending.then, "abandon", None)
+                if abandon is not None:
+                    abandon()
+                raise
             pending = pending.then()
             self.flush_stores_of(pending)
 
@@ -414,7 +422,7 @@ class StreamRunner:
             self._observed(step)
             steps.append(step)
         self.flush(touched)
-        await self.deliver(Effects([e for s in steps for d in s.chain() for e in d.emits]))
+        await self.deliver(self.flow.delivery(d for s in steps for d in s.chain()))
         return steps
 
     async def release_held(self, partitions: Iterable[int]) -> list[Step]:
@@ -430,7 +438,7 @@ class StreamRunner:
         for step in steps:
             self._observed(step)
         self.flush(touched)
-        await self.deliver(Effects([e for s in steps for d in s.chain() for e in d.emits]))
+        await self.deliver(self.flow.delivery(d for s in steps for d in s.chain()))
         return steps
 
     async def check(self, records: Sequence[Record]) -> list[Step]:

@@ -2,8 +2,8 @@
 
 These checks read the data only; they do not run the grounding check. They hold the set to what its
 README promises: one JSON object per line, unique ids, at least eight cases of every kind in every
-language with both tuning splits (and thirteen later held-out splits, *fresh*, *fresh2*, …
-*fresh13*, of at least twenty cases per language over every kind),
+language with both tuning splits (and fourteen later held-out splits, *fresh*, *fresh2*, …
+*fresh14*, of at least twenty cases per language over every kind),
 passages that are valid ``Passage`` wire objects, citations that are fabricated exactly where the
 kind says so, and labels that follow the kind.
 """
@@ -32,6 +32,7 @@ SPLITS = (
     "fresh11",
     "fresh12",
     "fresh13",
+    "fresh14",
 )
 #: the later held-out splits: at least so many cases per language, and per kind in each language
 MIN_FRESH_PER_LANGUAGE = 20
@@ -49,6 +50,7 @@ MIN_FRESH_PER_KIND = {
     "fresh11": 2,
     "fresh12": 2,
     "fresh13": 2,
+    "fresh14": 2,
 }
 
 #: kind -> (flagged, critical); ``None`` for critical means either (a citation case is critical
@@ -249,6 +251,7 @@ def _readme_table(section: str) -> dict[str, tuple[int, ...]]:
         ("Fresh11", ("fresh11",)),
         ("Fresh12", ("fresh12",)),
         ("Fresh13", ("fresh13",)),
+        ("Fresh14", ("fresh14",)),
     ],
 )
 def test_readme_counts_match_the_data(section: str, splits: tuple[str, ...]) -> None:

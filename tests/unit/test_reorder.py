@@ -6,14 +6,18 @@ The one dataflow serves both runners: ``vigil scan`` (event time) and the worker
 
 from __future__ import annotations
 
+import asyncio
 import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
+import pytest
 from prometheus_client import CollectorRegistry
 
 from schemas import Finding
 from services.dataflow.flow import FINDINGS, Dataflow
+from services.dataflow.records import Emit
 from services.scan import run_scan
 from services.settings import Settings
 from services.streaming.runner import MemoryStates, Record, StreamRunner
@@ -173,3 +177,126 @@ async def test_a_released_answer_is_counted_by_the_spike_detector() -> None:
         if json.loads(k)[1] == "assistant"
     )
     assert messages == 1
+
+
+class ChangelogStates(MemoryStates):
+    """Memory stores, and what a changelog would hold: a copy of every store taken at each
+    ``drain`` (the runner drains the state before it hands a delivery's records to ``send``).
+    :meth:`after_crash` gives the stores a restarted worker would recover."""
+
+    def __init__(self, flow: Dataflow) -> None:
+        super().__init__(flow)
+        self.changelog: dict[tuple[str, int], list[tuple[str, bytes]]] = {}
+
+    async def drain(self) -> None:
+        self.changelog = {k: list(s.stream_prefix("")) for k, s in self._stores.items()}
+
+    def after_crash(self, flow: Dataflow) -> MemoryStates:
+        states = MemoryStates(flow)
+        for (kind, partition), items in self.changelog.items():
+            store = states.store(kind, partition)
+            for key, value in items:
+                store[key] = value
+        return states
+
+
+class Unacknowledged(ListSink):
+    """A sink whose records are handed over but never acknowledged (the broker is gone)."""
+
+    async def __call__(self, emit: Emit) -> asyncio.Future[Any]:
+        self.emits.append(emit)
+        return asyncio.get_running_loop().create_future()
+
+
+async def test_a_released_answer_stays_held_until_its_records_are_acknowledged() -> None:
+    """A worker killed after releasing a held answer, before the broker acknowledged its
+    findings, must find it still held when it restarts: the hold leaves the state only after.
+    (It used to be deleted with the release, and its deletion went to the changelog first: the
+    findings were lost.)"""
+    settings = Settings(store="memory://", reorder_window_seconds=10)
+    flow = Dataflow(settings, CollectorRegistry(), clock="wall", partitions=1)
+    states = ChangelogStates(flow)
+    now = [1.8e9]
+    sink = Unacknowledged()
+    runner = StreamRunner(flow, states, sink, clock=lambda: now[0])
+    line = ev("a1", 1, "assistant", f"I noted {EMAIL}.", 0)
+    await runner.screen([Record(line.encode(), b"c1", "chat.events", 0, 1)])
+    assert sink.values(FINDINGS) == []  # held
+    now[0] += 11
+    release = asyncio.create_task(runner.release_held([0]))
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert [Finding.model_validate_json(v).event_id for v in sink.values(FINDINGS)] == ["a1"]
+    assert not release.done()  # waiting for the acknowledgement
+    held = runner.partition_state(0).held
+    assert held is not None and len(held) == 1  # still held meanwhile
+    assert ("c1", "a1") in flow.releasing
+    assert await runner.release_held([0]) == []  # not released twice by this process
+    release.cancel()  # killed
+    with pytest.raises(asyncio.CancelledError):
+        await release
+
+    flow2 = Dataflow(settings, CollectorRegistry(), clock="wall", partitions=1)
+    sink2 = ListSink()
+    runner2 = StreamRunner(flow2, states.after_crash(flow2), sink2, clock=lambda: now[0])
+    [again] = await runner2.release_held([0])
+    assert again.event is not None and again.event.event_id == "a1"
+    found = [Finding.model_validate_json(v) for v in sink2.values(FINDINGS)]
+    assert [(f.event_id, f.direction) for f in found] == [("a1", "leak")]
+    # Acknowledged this time: it leaves the store and the conversation's memory.
+    st = runner2.partition_state(0)
+    assert st.held is not None and len(st.held) == 0
+    assert json.loads(st.memory["c1"]).get("held", {}) == {}
+    assert flow2.releasing == set()
+    assert await runner2.release_held([0]) == []
+
+
+async def test_a_delivery_that_fails_leaves_the_answer_held_for_the_next_release() -> None:
+    settings = Settings(store="memory://", reorder_window_seconds=10)
+    flow = Dataflow(settings, CollectorRegistry(), clock="wall", partitions=1)
+    now = [1.8e9]
+
+    class Failing(ListSink):
+        fail = True
+
+        async def __call__(self, emit: Emit) -> asyncio.Future[Any]:
+            fut = await super().__call__(emit)
+            if self.fail:
+                fut = asyncio.get_running_loop().create_future()
+                fut.set_exception(OSError("broker gone"))
+            return fut
+
+    sink = Failing()
+    runner = StreamRunner(flow, MemoryStates(flow), sink, clock=lambda: now[0])
+    line = ev("a1", 1, "assistant", f"I noted {EMAIL}.", 0)
+    await runner.screen([Record(line.encode(), b"c1", "chat.events", 0, 1)])
+    now[0] += 11
+    with pytest.raises(OSError):
+        await runner.release_held([0])
+    held = runner.partition_state(0).held
+    assert held is not None and len(held) == 1 and flow.releasing == set()
+    sink.fail = False
+    [again] = await runner.release_held([0])
+    assert again.event is not None and again.event.event_id == "a1"
+    assert len(held) == 0
+
+
+async def test_a_later_turn_releases_the_held_answer_once_within_a_batch() -> None:
+    """Two later turns in one batch: the first releases the held answer, the second must not
+    release it again although it is still listed until the batch is acknowledged."""
+    settings = Settings(store="memory://", reorder_window_seconds=10)
+    flow = Dataflow(settings, CollectorRegistry(), clock="wall", partitions=1)
+    sink = ListSink()
+    runner = StreamRunner(flow, MemoryStates(flow), sink, clock=lambda: 1.8e9)
+    rows = [
+        ev("a1", 1, "assistant", f"I noted {EMAIL}.", 0),
+        ev("u2", 2, "user", "thanks", 1),
+        ev("u3", 3, "user", "bye", 2),
+    ]
+    await runner.screen(
+        [Record(r.encode(), b"c1", "chat.events", 0, i) for i, r in enumerate(rows)]
+    )
+    found = [Finding.model_validate_json(v) for v in sink.values(FINDINGS)]
+    assert [(f.event_id, f.direction) for f in found] == [("a1", "leak")]
+    st = runner.partition_state(0)
+    assert st.held is not None and len(st.held) == 0 and flow.releasing == set()
