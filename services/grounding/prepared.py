@@ -23,7 +23,7 @@ from typing import Final
 
 from schemas.events import Passage
 from services.grounding.medical.lexicon import MedicalLexicon
-from services.grounding.medical.names import doc_id_names, read_opening
+from services.grounding.medical.names import bracket_names, doc_id_names, read_opening
 from services.grounding.medical.reading import Carry, Reading, SentenceReading, read_sentence
 from services.grounding.medical.strength import (
     concentrations,
@@ -159,6 +159,16 @@ def prepare_passage(
         )
         if filed:
             taught = {**filed, **taught}
+        # "K-Cab (tegoprazan 50 mg)", "Xefo 8 mg (lornoxicam)": brands bound by brackets
+        with_filed = lexicon.with_names(taught)
+        bound = {
+            key: drug
+            for _, t in sentences
+            if "(" in t.words
+            for key, drug in bracket_names(t, language, with_filed).items()
+        }
+        if bound:
+            taught = {**bound, **taught}
     lexicon = lexicon.with_names(taught)
     carry = Carry(drugs=_doc_drugs(passage.doc_id, lexicon))
     drugs |= carry.drugs

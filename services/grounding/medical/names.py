@@ -23,12 +23,19 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Final
 
-from services.grounding.lexicon import STOP_WORDS, for_language
+from services.grounding.lexicon import DOSE_CUES, STOP_WORDS, for_language
 from services.grounding.medical.lexicon import MedicalLexicon, Opening, spelling_key
 from services.grounding.quantities import Amount, amounts
 from services.grounding.tokens import NUM, SYM, WORD, Tokens, tokenize
 
-__all__ = ["doc_id_names", "event_names", "looks_like_name", "opening_names", "read_opening"]
+__all__ = [
+    "bracket_names",
+    "doc_id_names",
+    "event_names",
+    "looks_like_name",
+    "opening_names",
+    "read_opening",
+]
 
 #: Tokens read from a sentence's start before giving up.
 _REACH: Final = 16
@@ -37,6 +44,12 @@ _RELEASED: Final = frozenset({"mg", "IU"})
 #: Names one heading may give: a brand and the one or two substances in brackets.
 _NAMES: Final = 3
 _SHORTEST: Final = 5
+#: A brand a bracket binds to a drug may be short ("Xefo", the "Cab" of "K-Cab").
+_BRACKETED_SHORTEST: Final = 3
+#: A strength's units between a brand and its brackets ("Xefo 8 mg (lornoxicam)").
+_STRENGTH_UNITS: Final = frozenset({"mg", "g", "mcg", "µg", "microgram", "ml", "%"})
+#: Words a bracket may hold before the drug it names ("cao chiết lá Ginkgo biloba 40 mg").
+_BRACKET_REACH: Final = 6
 
 
 def _strip_salt(word: str, salts: frozenset[str]) -> str:
@@ -234,6 +247,104 @@ def doc_id_names(
         return {}
     used = set(words)
     return {spelling_key(w): spelling_key(w) for w in named if w in used}
+
+
+def bracket_names(t: Tokens, language: str | None, lexicon: MedicalLexicon) -> dict[str, str]:
+    """``{spelling key: drug}`` for the brands a passage sentence binds to a drug by brackets:
+    "Brand (drug …)" — the drug among the first words in the brackets, before any number; the
+    brand's strength may stand between ("K-Cab (tegoprazan 50 mg)", "Xefo 8 mg (lornoxicam)",
+    "Tanakan (cao chiết lá Ginkgo biloba 40 mg)") — or "drug (Brand)" ("zorvatide (Quellex) 10
+    mg"); a strength stands before, in or right after the brackets, as in a product's heading.
+    The brand is a capitalised word of three letters or more that is no stop word, cue or unit
+    word and names no drug of its own; of a hyphenated brand ("K-Cab", "Zelvo-Forte") its longest
+    such part is the key. The drug is one the lexicon (or a name the passages taught) knows. For
+    the event the brand then names that drug, so another drug's dose under the brand is
+    compared with the drug's own passage.
+
+    >>> from services.grounding.medical import load_lexicon
+    >>> lex = load_lexicon()
+    >>> bracket_names(tokenize("Qix 200 mg (ibuprofen) for pain."), "en", lex)
+    {'qix': 'ibuprofen'}
+    >>> bracket_names(tokenize("Ibuprofen (Zelvo-Max) 400 mg is taken with food."), "en", lex)
+    {'zelvo': 'ibuprofen'}
+    >>> bracket_names(tokenize("Qix (ibuprofen) is taken with food."), "en", lex)
+    {}
+    >>> bracket_names(tokenize("Adults (ibuprofen 200 mg) …"), "en", lex)
+    {}
+    """
+    words, kinds = t.words, t.kinds
+    out: dict[str, str] = {}
+    for k, word in enumerate(words):
+        if word != "(" or k == 0:
+            continue
+        stop = min(len(t), k + 4 + _BRACKET_REACH)  # the drug, then its strength
+        close = next((j for j in range(k + 1, stop) if words[j] == ")"), None)
+        if close is None or not _with_strength(t, k, close):
+            continue  # a product names its strength: "Xefo 8 mg (…)", "(… 50 mg)", "(…) 10 mg"
+        before = lexicon.drug_at(words, k - 1, k) if kinds[k - 1] == WORD else None
+        if before is not None:  # "drug (Brand)": one brand alone in the brackets
+            key = _brand_key(t, k + 1, close, language, lexicon) if close is not None else None
+            if key is not None:
+                out[key] = before[1]
+            continue
+        end = k
+        if end >= 3 and kinds[end - 2] == NUM and words[end - 1] in _STRENGTH_UNITS:
+            end -= 2  # "Xefo 8 mg (lornoxicam)"
+        start = end - 1
+        while start >= 2 and words[start - 1] == "-" and kinds[start - 2] == WORD:
+            start -= 2  # "K-Cab"
+        key = _brand_key(t, start, end, language, lexicon)
+        if key is None:
+            continue
+        for j in range(k + 1, min(len(t), k + 1 + _BRACKET_REACH)):
+            if kinds[j] != WORD:
+                break
+            hit = lexicon.drug_at(words, j, len(t))
+            if hit is not None:
+                out[key] = hit[1]
+                break
+    return out
+
+
+def _with_strength(t: Tokens, k: int, close: int) -> bool:
+    """Whether a strength stands right before the bracket at ``k``, inside it, or right after
+    its end ``close``: the brackets belong to a product's heading, not to a clause."""
+    at = [k - 2, *range(k + 1, close), close + 1]
+    return any(
+        0 <= i < len(t) - 1 and t.kinds[i] == NUM and t.words[i + 1] in _STRENGTH_UNITS for i in at
+    )
+
+
+def _brand_key(
+    t: Tokens, start: int, end: int, language: str | None, lexicon: MedicalLexicon
+) -> str | None:
+    """The key of the brand written as tokens ``[start, end)``: one word, or words joined by
+    hyphens, the first capitalised; its longest part that may be a name (three letters or
+    more, no stop word, cue, unit or drug of its own); ``None`` when it is no brand."""
+    if start < 0 or end <= start or not t.text[t.starts[start] : t.starts[start] + 1].isupper():
+        return None
+    parts = t.words[start:end:2]
+    if any(p == "-" for p in t.words[start + 1 : end : 2]) is False and end - start > 1:
+        return None
+    if any(k != WORD for k in t.kinds[start:end:2]):
+        return None
+    names = [p for p in parts if _brand_word(p, language, lexicon)]
+    if not names or any(lexicon.known_drug(p) is not None for p in parts):
+        return None
+    return spelling_key(max(names, key=len))
+
+
+def _brand_word(word: str, language: str | None, lexicon: MedicalLexicon) -> bool:
+    if len(word) < _BRACKETED_SHORTEST or not word.isalpha():
+        return False
+    if language == "vi" and not word.isascii():
+        return False
+    if word in for_language(STOP_WORDS, language) or word in DOSE_CUES.get(language or "en", ()):
+        return False
+    spec = lexicon.drug_file.opening
+    if spec is not None and word in spec.not_name_words | spec.form_words | spec.salt_words:
+        return False
+    return (word,) not in lexicon.matcher(language)
 
 
 def event_names(taught: Iterable[Iterable[tuple[str, str]]]) -> dict[str, str]:

@@ -1163,7 +1163,10 @@ def read_sentence(
         used.update(split_at)  # "verdeeld over twee keer": the count is the frequency
     # -- contraindication readings ----------------------------------------------------------
     course = False  # a going-on clause with a course length (see below)
-    if not readings:
+    # "no need to stop it, keep taking 1 tablet three times a day": a stop negated beside a
+    # dose is a safety claim of its own as well (the dose alone would hide it)
+    dosed = bool(readings) and _stop_negated(cues, words, lexicon.cues[lang].negators)
+    if not readings or dosed:
         # the polarity per clause; a clause without a phrase of these kinds has none
         times = [a.t0 for a in found if a.unit == "h"]
         clause_pols = (
@@ -1193,6 +1196,8 @@ def read_sentence(
             keeps = pol in POSITIVE and any(
                 c.keeps for s, _, c in cues if c.kind == "pol" and clause[0] <= s < clause[1]
             )  # "no need to stop X", "keep taking X": a claim of its own
+            if dosed and not keeps:
+                continue  # beside a dose, only the negated stop is read
             # "continue for 7 days after you leave": how long, a course claim; going on is
             # then judged only where a passage speaks of stopping or going on (open)
             course = keeps and lasting and not (risk or interaction)
@@ -1267,6 +1272,25 @@ def read_sentence(
         clearance=bands[-1][1] if bands else carry.clearance,
     )
     return SentenceReading(tuple(readings), frozenset(used), new_carry)
+
+
+def _stop_negated(cues: list[tuple[int, int, Cue]], words: list[str], negators: list[str]) -> bool:
+    """Whether a phrase about stopping is negated in the sentence: a ``keep_use`` phrase of
+    stopping ("stop", "stoppen", "ngưng") with a negator ending at most four tokens before it,
+    or one that holds its own negator ("no need to stop", "u hoeft niet te stoppen"). Going on in
+    plain words ("keep taking 75 mg") is no such phrase: beside a dose it says only that the dose
+    goes on."""
+    stops = [(s, e, c) for s, e, c in cues if c.kind == "pol" and c.keeps]
+    if not stops:
+        return False
+    negs = [e for _, e, c in cues if c.kind == "neg"]
+    for s, e, c in stops:
+        if c.value in POSITIVE:
+            if any(w in negators for w in words[s:e]):  # "u hoeft niet te stoppen"
+                return True
+        elif any(s - 4 <= n <= s for n in negs):
+            return True
+    return False
 
 
 def _combination_before(stated: frozenset[str], risk: frozenset[str], carry: Carry) -> bool:
