@@ -76,6 +76,7 @@ from services.grounding.quantities import UNITS, Amount, Quantity, amounts, flat
 from services.grounding.sentences import Marker, split_sentences
 from services.grounding.text import claim_units, has_cue, opening_cue, phrase_key, units_of
 from services.grounding.tokens import NUM, PhraseMatcher, Tokens, tokenize
+from services.grounding.unasserted import Asserted, asserted
 
 __all__ = [
     "AtomicClaim",
@@ -214,7 +215,37 @@ def skip_reason(
         return claim_units(text, language)
 
     key = phrase_key(tokens if tokens is not None else text)
-    return _skip_reason(text, language, found, key, units)
+    reason = _skip_reason(text, language, found, key, units)
+    if reason is not None:
+        return reason
+    part = asserted(tokens if tokens is not None else tokenize(text), language)
+    if part is None:
+        return None
+    t = tokenize(part.text)
+    return _asserted_reason(part, t, language, tuple(flatten(amounts(t, language))), phrase_key(t))
+
+
+def _asserted_reason(
+    part: Asserted,
+    t: Tokens,
+    language: str | None,
+    found: tuple[Quantity, ...],
+    key: str,
+    units: Callable[[], frozenset[str]] | None = None,
+) -> SkipReason | None:
+    """Why a sentence whose non-asserted scopes were taken out (``part``, tokenized as ``t``)
+    is no claim, or ``None`` when what is left of it is one: what a refusal leaves that is no
+    claim (courtesy, nothing) makes the sentence an abstention; what a deferral or a fronted
+    question leaves is judged as it stands (a referral). A refusal with at most two content
+    words beside it and no amount ("I'm sorry, but I can't tell you whether …") is an
+    abstention, as a greeting with as few is courtesy."""
+    content = units if units is not None else lambda: units_of(t, language, passage=False)
+    reason = _skip_reason(part.text, language, found, key, content)
+    if reason is not None:
+        return "abstention" if part.refused else reason
+    if part.refused and not found and len(content()) <= _COURTESY_WORDS:
+        return "abstention"
+    return None
 
 
 def _skip_reason(
@@ -601,7 +632,8 @@ def atomic_claims(
     handed_back: list[int] = []  # claims that hand the question's amounts back (see above)
     declines = False  # a sentence of the answer is an abstention
     for sentence in split_sentences(text, language):
-        t = tokenize(sentence.text)
+        said_text = sentence.text  # the sentence as it asserts (non-asserted scopes taken out)
+        t = tokenize(said_text)
         found_amounts = amounts(t, language)
         found = tuple(flatten(found_amounts))
         key = phrase_key(t)
@@ -612,11 +644,24 @@ def atomic_claims(
                 kept.append(units_of(t, language, passage=False))
             return kept[0]
 
-        reason = _skip_reason(sentence.text, language, found, key, content)
+        reason = _skip_reason(said_text, language, found, key, content)
+        part = asserted(t, language, key) if reason is None else None
+        if part is not None:  # "I can't tell you whether 100 mg is safe, but …": the rest
+            said_text, t, kept = part.text, tokenize(part.text), []
+            found_amounts = amounts(t, language)
+            found = tuple(flatten(found_amounts))
+            key = phrase_key(t)
+
+            def content(t: Tokens = t, kept: list[frozenset[str]] = kept) -> frozenset[str]:
+                if not kept:
+                    kept.append(units_of(t, language, passage=False))
+                return kept[0]
+
+            reason = _asserted_reason(part, t, language, found, key, content)
         declines = declines or reason == "abstention"
         if reason is None and said and _said_back(found, said):
             own = tuple(q for q in found if q.key not in said)
-            if _skip_reason(sentence.text, language, own, key, content) in _HANDED_BACK:
+            if _skip_reason(said_text, language, own, key, content) in _HANDED_BACK:
                 handed_back.append(len(claims))
         if reason == "heading":
             context_kind = _lead_in_kind(sentence.text, language)
