@@ -39,7 +39,7 @@ Dose wins over contraindication ("do not take more than 4 g a day" is a dose sta
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from functools import lru_cache
 from typing import Final, Literal
@@ -48,7 +48,7 @@ from schemas.events import ChatEvent
 from schemas.verdicts import ClaimVerdict
 from services.grounding.extractors import ExtractorSet
 from services.grounding.facts import FactRegistry
-from services.grounding.general import states_specifics
+from services.grounding.general import GeneralTest
 from services.grounding.lexicon import (
     ABSTENTION_CUES,
     ACKNOWLEDGEMENTS,
@@ -118,11 +118,17 @@ class AtomicClaim:
     #: Drugs a dose claim without readings names ("NorLevo kunt u tot 120 uur … innemen"): its
     #: numbers are looked for in those drugs' passages.
     drugs: frozenset[str] = frozenset()
-    #: An ``other`` sentence that names no drug, group, condition or proper name and holds no
-    #: number: general advice (:mod:`services.grounding.general`).
-    general: bool = False
+    #: For an ``other`` sentence without readings or numbers: the test of whether it names no
+    #: drug, group, condition or proper name (:attr:`general`), run at the first ask.
+    general_test: GeneralTest | None = field(default=None, compare=False, repr=False)
     #: The answer declines somewhere (one of its sentences is an abstention).
     declining: bool = False
+
+    @property
+    def general(self) -> bool:
+        """An ``other`` sentence that names no drug, group, condition or proper name and holds
+        no number: general advice (:mod:`services.grounding.general`)."""
+        return self.general_test is not None and self.general_test()
 
 
 def fact_checks(
@@ -689,7 +695,11 @@ def atomic_claims(
                 kind = context_kind
             if kind == "other" and after_dose and bare_limit(t, language):
                 kind = "dose"  # "Take no more than 4 a day." after a dose: a count of it
-        general = kind == "other" and not readings and not states_specifics(t, found, language, lex)
+        general = (
+            GeneralTest(t, language, lex)
+            if kind == "other" and not readings and not found
+            else None
+        )
         leftover = tuple(
             q for a in found_amounts if not set(range(a.t0, a.t1)) & read.used for q in a.parts
         )
@@ -718,7 +728,7 @@ def atomic_claims(
             )
         )
     if declines:
-        claims = [replace(c, declining=True) if c.general else c for c in claims]
+        claims = [replace(c, declining=True) if c.general_test is not None else c for c in claims]
     if declines and handed_back:
         return [c for i, c in enumerate(claims) if i not in handed_back]
     return claims
