@@ -39,7 +39,7 @@ Dose wins over contraindication ("do not take more than 4 g a day" is a dose sta
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from functools import lru_cache
 from typing import Final, Literal
@@ -48,7 +48,7 @@ from schemas.events import ChatEvent
 from schemas.verdicts import ClaimVerdict
 from services.grounding.extractors import ExtractorSet
 from services.grounding.facts import FactRegistry
-from services.grounding.general import states_specifics
+from services.grounding.general import GeneralTest
 from services.grounding.lexicon import (
     ABSTENTION_CUES,
     ACKNOWLEDGEMENTS,
@@ -76,6 +76,7 @@ from services.grounding.quantities import UNITS, Amount, Quantity, amounts, flat
 from services.grounding.sentences import Marker, split_sentences
 from services.grounding.text import claim_units, has_cue, opening_cue, phrase_key, units_of
 from services.grounding.tokens import NUM, PhraseMatcher, Tokens, tokenize
+from services.grounding.unasserted import Asserted, asserted
 
 __all__ = [
     "AtomicClaim",
@@ -117,11 +118,17 @@ class AtomicClaim:
     #: Drugs a dose claim without readings names ("NorLevo kunt u tot 120 uur … innemen"): its
     #: numbers are looked for in those drugs' passages.
     drugs: frozenset[str] = frozenset()
-    #: An ``other`` sentence that names no drug, group, condition or proper name and holds no
-    #: number: general advice (:mod:`services.grounding.general`).
-    general: bool = False
+    #: For an ``other`` sentence without readings or numbers: the test of whether it names no
+    #: drug, group, condition or proper name (:attr:`general`), run at the first ask.
+    general_test: GeneralTest | None = field(default=None, compare=False, repr=False)
     #: The answer declines somewhere (one of its sentences is an abstention).
     declining: bool = False
+
+    @property
+    def general(self) -> bool:
+        """An ``other`` sentence that names no drug, group, condition or proper name and holds
+        no number: general advice (:mod:`services.grounding.general`)."""
+        return self.general_test is not None and self.general_test()
 
 
 def fact_checks(
@@ -214,7 +221,37 @@ def skip_reason(
         return claim_units(text, language)
 
     key = phrase_key(tokens if tokens is not None else text)
-    return _skip_reason(text, language, found, key, units)
+    reason = _skip_reason(text, language, found, key, units)
+    if reason is not None:
+        return reason
+    part = asserted(tokens if tokens is not None else tokenize(text), language)
+    if part is None:
+        return None
+    t = tokenize(part.text)
+    return _asserted_reason(part, t, language, tuple(flatten(amounts(t, language))), phrase_key(t))
+
+
+def _asserted_reason(
+    part: Asserted,
+    t: Tokens,
+    language: str | None,
+    found: tuple[Quantity, ...],
+    key: str,
+    units: Callable[[], frozenset[str]] | None = None,
+) -> SkipReason | None:
+    """Why a sentence whose non-asserted scopes were taken out (``part``, tokenized as ``t``)
+    is no claim, or ``None`` when what is left of it is one: what a refusal leaves that is no
+    claim (courtesy, nothing) makes the sentence an abstention; what a deferral or a fronted
+    question leaves is judged as it stands (a referral). A refusal with at most two content
+    words beside it and no amount ("I'm sorry, but I can't tell you whether …") is an
+    abstention, as a greeting with as few is courtesy."""
+    content = units if units is not None else lambda: units_of(t, language, passage=False)
+    reason = _skip_reason(part.text, language, found, key, content)
+    if reason is not None:
+        return "abstention" if part.refused else reason
+    if part.refused and not found and len(content()) <= _COURTESY_WORDS:
+        return "abstention"
+    return None
 
 
 def _skip_reason(
@@ -601,7 +638,8 @@ def atomic_claims(
     handed_back: list[int] = []  # claims that hand the question's amounts back (see above)
     declines = False  # a sentence of the answer is an abstention
     for sentence in split_sentences(text, language):
-        t = tokenize(sentence.text)
+        said_text = sentence.text  # the sentence as it asserts (non-asserted scopes taken out)
+        t = tokenize(said_text)
         found_amounts = amounts(t, language)
         found = tuple(flatten(found_amounts))
         key = phrase_key(t)
@@ -612,11 +650,24 @@ def atomic_claims(
                 kept.append(units_of(t, language, passage=False))
             return kept[0]
 
-        reason = _skip_reason(sentence.text, language, found, key, content)
+        reason = _skip_reason(said_text, language, found, key, content)
+        part = asserted(t, language, key) if reason is None else None
+        if part is not None:  # "I can't tell you whether 100 mg is safe, but …": the rest
+            said_text, t, kept = part.text, tokenize(part.text), []
+            found_amounts = amounts(t, language)
+            found = tuple(flatten(found_amounts))
+            key = phrase_key(t)
+
+            def content(t: Tokens = t, kept: list[frozenset[str]] = kept) -> frozenset[str]:
+                if not kept:
+                    kept.append(units_of(t, language, passage=False))
+                return kept[0]
+
+            reason = _asserted_reason(part, t, language, found, key, content)
         declines = declines or reason == "abstention"
         if reason is None and said and _said_back(found, said):
             own = tuple(q for q in found if q.key not in said)
-            if _skip_reason(sentence.text, language, own, key, content) in _HANDED_BACK:
+            if _skip_reason(said_text, language, own, key, content) in _HANDED_BACK:
                 handed_back.append(len(claims))
         if reason == "heading":
             context_kind = _lead_in_kind(sentence.text, language)
@@ -644,7 +695,11 @@ def atomic_claims(
                 kind = context_kind
             if kind == "other" and after_dose and bare_limit(t, language):
                 kind = "dose"  # "Take no more than 4 a day." after a dose: a count of it
-        general = kind == "other" and not readings and not states_specifics(t, found, language, lex)
+        general = (
+            GeneralTest(t, language, lex)
+            if kind == "other" and not readings and not found
+            else None
+        )
         leftover = tuple(
             q for a in found_amounts if not set(range(a.t0, a.t1)) & read.used for q in a.parts
         )
@@ -673,7 +728,7 @@ def atomic_claims(
             )
         )
     if declines:
-        claims = [replace(c, declining=True) if c.general else c for c in claims]
+        claims = [replace(c, declining=True) if c.general_test is not None else c for c in claims]
     if declines and handed_back:
         return [c for i, c in enumerate(claims) if i not in handed_back]
     return claims

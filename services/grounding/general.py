@@ -16,14 +16,15 @@ missing from the passages, keep their rules.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Final
 
 from services.grounding.medical.lexicon import MedicalLexicon
 from services.grounding.quantities import Quantity
 from services.grounding.tokens import SYM, WORD, Tokens
 
-__all__ = ["anchored", "states_specifics"]
+__all__ = ["GeneralTest", "anchored", "anchored_lazily", "states_specifics"]
 
 #: Cue kinds of the medical lexicon that name whom or what a sentence is about.
 _TOPIC_CUES: Final = frozenset({"pop", "cond"})
@@ -81,3 +82,42 @@ def anchored(specific_grounded: Sequence[bool], declines: bool) -> bool:
     """Whether an answer is anchored in its passages: one of its specific sentences is grounded
     (``specific_grounded``: one flag per specific sentence), or it declines."""
     return declines or any(specific_grounded)
+
+
+@dataclass(slots=True, eq=False)
+class GeneralTest:
+    """Whether a sentence with no number (and no dose or safety reading) is general advice,
+    worked out at the first ask and kept: the drug, group and name lookups of
+    :func:`states_specifics` run only for the sentences whose words fail the passages (the
+    grounding stage asks no other), not for every ``other`` sentence."""
+
+    tokens: Tokens
+    language: str | None
+    lexicon: MedicalLexicon
+    _result: list[bool] = field(default_factory=list)
+
+    def __call__(self) -> bool:
+        if not self._result:
+            self._result.append(not states_specifics(self.tokens, (), self.language, self.lexicon))
+        return self._result[0]
+
+
+def anchored_lazily(
+    sentences: Sequence[tuple[bool, GeneralTest | None]], declines: bool
+) -> Callable[[], bool]:
+    """:func:`anchored`, worked out at the first ask and kept. ``sentences``: per sentence,
+    whether it is grounded and its general test (``None``: it cannot be general advice, so
+    grounded it anchors the answer without a test)."""
+    rows = sentences
+    kept: list[bool] = []
+
+    def held() -> bool:
+        if not kept:
+            kept.append(
+                declines
+                or any(ok and test is None for ok, test in rows)
+                or any(ok and test is not None and not test() for ok, test in rows)
+            )
+        return kept[0]
+
+    return held

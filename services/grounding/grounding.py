@@ -21,7 +21,7 @@ them for the caller, which raises the critical findings.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from decimal import Decimal
 from functools import lru_cache
@@ -46,7 +46,7 @@ from services.grounding.config import GroundingConfig
 from services.grounding.evidence import UNNAMED, Evidence, Verdict, ground, ground_medical
 from services.grounding.extractors import ExtractorSet
 from services.grounding.facts import FactRegistry
-from services.grounding.general import anchored
+from services.grounding.general import anchored_lazily
 from services.grounding.medical.compare import Comparison, PassageReading
 from services.grounding.medical.context import safety_free, sentence_context
 from services.grounding.medical.lexicon import MedicalLexicon, load_lexicon, spelling_key
@@ -570,12 +570,16 @@ def _deterministic(
     )
 
 
-def _settled(claim: AtomicClaim, verdict: Verdict, held: bool) -> Verdict:
+def _settled(claim: AtomicClaim, verdict: Verdict, held: Callable[[], bool]) -> Verdict:
     """``verdict``, or grounded for a sentence of general advice whose only fault is words the
-    passages do not hold, in an answer anchored in them (:mod:`services.grounding.general`)."""
-    if verdict.grounded or not (claim.general and held) or verdict.numbers_missing:
+    passages do not hold, in an answer anchored in them (:mod:`services.grounding.general`).
+    The general test and the anchor (``held``) are worked out only here, for a sentence that
+    failed the word test."""
+    if verdict.grounded or verdict.numbers_missing or claim.general_test is None:
         return verdict
     if verdict.best is None:  # nothing retrieved: nothing is grounded
+        return verdict
+    if not (claim.general_test() and held()):
         return verdict
     return replace(verdict, grounded=True)
 
@@ -725,8 +729,8 @@ def check(
     language, claims, evidence = _prepare(event, registry, lexicon, cache, context)
     weight = _weight(event.content, language, context)
     verdicts = [_deterministic(claim, evidence, config, weight=weight) for claim in claims]
-    held = anchored(
-        [v.grounded for c, v in zip(claims, verdicts, strict=True) if not c.general],
+    held = anchored_lazily(
+        [(v.grounded, c.general_test) for c, v in zip(claims, verdicts, strict=True)],
         any(c.declining for c in claims),
     )
     citations = check_citations(

@@ -26,6 +26,7 @@ def test_every_file_has_examples() -> None:
         "medical_cues.yaml",
         "nonclaims.yaml",
         "synonyms.yaml",
+        "unasserted.yaml",
     }
     assert {e.entry for e in EXAMPLES if e.file == "synonyms.yaml"} == {"en", "nl", "vi"}
     assert {e.entry for e in EXAMPLES if e.file == "medical_cues.yaml"} == {"en", "nl", "vi"}

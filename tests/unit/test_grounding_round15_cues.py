@@ -58,7 +58,13 @@ def test_a_declining_answer_may_say_the_question_amount_back_in_a_referral(
     # adds an amount the question did not give, and the same answer without the question
     assert critical(report(endorses, [passage], language, context))
     assert report(new_amount, [passage], language, context).ungrounded
-    assert report(declines, [passage], language).ungrounded
+    if language == "en":
+        # "Whether 80 mg twice a day suits you is for your neurologist to decide": a fronted
+        # open question before a referral is no claim, with or without the question
+        # (services/grounding/unasserted.py)
+        assert not report(declines, [passage], language).ungrounded
+    else:
+        assert report(declines, [passage], language).ungrounded
 
 
 # --- a caution not to act alone, then "but" a professional -----------------------------------

@@ -2,7 +2,8 @@
 
 ``vigil rules test`` and ``tests/unit/test_grounding_lexicons.py`` run them: every drug example
 must name exactly its INNs, every population example yield its keys, every cue example be read
-into the expected readings, every non-claim example get its skip reason.
+into the expected readings, every non-claim example get its skip reason, every unasserted
+example its scope.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from services.grounding.medical.reading import Carry, Reading, Span, read_senten
 from services.grounding.quantities import amounts, format_decimal
 from services.grounding.text import claim_units
 from services.grounding.tokens import tokenize
+from services.grounding.unasserted import UNASSERTED_EXAMPLES, scope_texts, unasserted_scopes
 
 __all__ = ["LexiconExample", "read_text", "run_lexicon_examples"]
 
@@ -147,6 +149,14 @@ def run_lexicon_examples(lexicon: MedicalLexicon) -> Iterator[LexiconExample]:
             f"{sx['a']} / {sx['b']}",
             same == bool(sx["same"]),
             f"want same={sx['same']}, got {sorted(a)} / {sorted(b)}",
+        )
+    for ux in UNASSERTED_EXAMPLES:
+        text, language = str(ux["text"]), str(ux["language"])
+        t = tokenize(text)
+        got = scope_texts(t, unasserted_scopes(t, language))
+        scope = [] if ux.get("scope") is None else [str(ux["scope"])]
+        yield LexiconExample(
+            "unasserted.yaml", language, text, got == scope, f"want {scope!r}, got {got!r}"
         )
     for nx in NONCLAIM_EXAMPLES:
         text, language = str(nx["text"]), str(nx["language"])
