@@ -8,9 +8,13 @@ feed", "Congratulations!". A word test cannot tell those from a wrong sentence, 
 sentence could be wrong *about* can be read: a sentence that names no drug, no population or
 condition, no proper name and holds no number states **general advice**. Such a sentence, with
 words the passages do not hold, is not a finding by itself when the answer it stands in is
-*anchored*: another of its sentences that does state something specific is grounded, or the
-answer declines (an abstention sentence) — a whole answer that nothing grounds is still flagged,
-sentence by sentence, as before. Dose, contraindication and citation findings, and every number
+*anchored*: the answer declines (an abstention sentence), or another of its sentences that
+does state something specific is grounded and at least half of its sentences are grounded. A
+whole answer that nothing grounds is still flagged, sentence by sentence, as before, and so is
+one whose sentences are mostly not in its passages (faithfulness below one half, which the
+review queue's triage takes as a reason of its own): one grounded sentence does not excuse two
+sentences of advice the passages do not hold, where a polarity flip the reading misses may hide.
+Dose, contraindication and citation findings, and every number
 missing from the passages, keep their rules.
 """
 
@@ -24,7 +28,7 @@ from services.grounding.medical.lexicon import MedicalLexicon
 from services.grounding.quantities import Quantity
 from services.grounding.tokens import SYM, WORD, Tokens
 
-__all__ = ["GeneralTest", "anchored", "anchored_lazily", "states_specifics"]
+__all__ = ["GeneralTest", "anchored_lazily", "states_specifics"]
 
 #: Cue kinds of the medical lexicon that name whom or what a sentence is about.
 _TOPIC_CUES: Final = frozenset({"pop", "cond"})
@@ -78,12 +82,6 @@ def states_specifics(
     return bool(found) or _proper_name(t) or _names_topic(t, language, lexicon)
 
 
-def anchored(specific_grounded: Sequence[bool], declines: bool) -> bool:
-    """Whether an answer is anchored in its passages: one of its specific sentences is grounded
-    (``specific_grounded``: one flag per specific sentence), or it declines."""
-    return declines or any(specific_grounded)
-
-
 @dataclass(slots=True, eq=False)
 class GeneralTest:
     """Whether a sentence with no number (and no dose or safety reading) is general advice,
@@ -105,18 +103,25 @@ class GeneralTest:
 def anchored_lazily(
     sentences: Sequence[tuple[bool, GeneralTest | None]], declines: bool
 ) -> Callable[[], bool]:
-    """:func:`anchored`, worked out at the first ask and kept. ``sentences``: per sentence,
-    whether it is grounded and its general test (``None``: it cannot be general advice, so
-    grounded it anchors the answer without a test)."""
+    """Whether the answer is anchored in its passages (see the module docstring), worked out at
+    the first ask and kept. ``sentences``: per sentence, whether it is grounded and its general
+    test (``None``: it cannot be general advice, so grounded it anchors the answer without a
+    test); ``declines``: one of its sentences is an abstention."""
     rows = sentences
     kept: list[bool] = []
 
     def held() -> bool:
         if not kept:
+            grounded = sum(ok for ok, _ in rows)
             kept.append(
                 declines
-                or any(ok and test is None for ok, test in rows)
-                or any(ok and test is not None and not test() for ok, test in rows)
+                or (
+                    2 * grounded >= len(rows)
+                    and (
+                        any(ok and test is None for ok, test in rows)
+                        or any(ok and test is not None and not test() for ok, test in rows)
+                    )
+                )
             )
         return kept[0]
 

@@ -133,3 +133,29 @@ def test_no_reason_to_stop_is_a_permission(template: str, language: str) -> None
     assert not report(template.format(drug="paracetamol"), [allowed], language).ungrounded
     # the must-flag twin: the same permission against a passage that forbids the use
     assert critical(report(template.format(drug="isotretinoin"), [forbidden], language))
+
+
+#: a second sentence of general advice in other words, per language
+_MORE_ADVICE = {
+    "en": "Most people find it easy to fit into their routine.",
+    "nl": "De meeste mensen kunnen het makkelijk inpassen in hun dag.",
+    "vi": "Hầu hết mọi người đều dễ dàng quen với việc này.",
+}
+
+
+@pytest.mark.parametrize(
+    ("passage", "dose", "advice", "language"), [(p, d, a, lang) for p, d, a, *_, lang in _GENERAL]
+)
+def test_general_advice_does_not_hide_an_answer_mostly_outside_its_passages(
+    passage: str, dose: str, advice: str, language: str
+) -> None:
+    """One grounded sentence anchors one sentence of general advice (half the answer), not two:
+    an answer whose sentences are mostly not in its passages keeps its findings (faithfulness
+    below one half, which the review queue's triage also takes), unless it declines."""
+    more = _MORE_ADVICE[language]
+    (claim,) = atomic_claims(more, language)
+    assert claim.kind == "other" and claim.general
+    assert not report(f"{dose} {advice}", [passage], language).ungrounded
+    found = report(f"{dose} {advice} {more}", [passage], language)
+    assert found.ungrounded == [advice, more]
+    assert found.faithfulness < 0.5
