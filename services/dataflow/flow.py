@@ -414,8 +414,12 @@ class Dataflow:
         return Effects(emits, then=_Unhold(self, holds) if holds else None)
 
     def unhold(self, holds: Iterable[tuple[PartitionState, str, str]]) -> None:
-        """The released answers' records are acknowledged: they leave the state."""
+        """The released answers' records are acknowledged: they leave the state. One that is
+        no longer being released (:meth:`reset` after a rebalance: its partition may be another
+        worker's now, which releases it again) is left alone."""
         for st, conversation_id, event_id in holds:
+            if (conversation_id, event_id) not in self.releasing:
+                continue
             self.releasing.discard((conversation_id, event_id))
             self._forget_held(st, conversation_id, event_id)
 

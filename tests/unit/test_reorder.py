@@ -300,3 +300,29 @@ async def test_a_later_turn_releases_the_held_answer_once_within_a_batch() -> No
     assert [(f.event_id, f.direction) for f in found] == [("a1", "leak")]
     st = runner.partition_state(0)
     assert st.held is not None and len(st.held) == 0 and flow.releasing == set()
+
+
+async def test_a_rebalance_while_a_release_waits_leaves_the_answer_to_the_new_owner() -> None:
+    """After a reset (a rebalance) the partition may be another worker's: an acknowledgement
+    that arrives then does not write to its state (the new owner releases the answer again)."""
+    settings = Settings(store="memory://", reorder_window_seconds=10)
+    flow = Dataflow(settings, CollectorRegistry(), clock="wall", partitions=1)
+    now = [1.8e9]
+    runner = StreamRunner(flow, MemoryStates(flow), Unacknowledged(), clock=lambda: now[0])
+    line = ev("a1", 1, "assistant", f"I noted {EMAIL}.", 0)
+    await runner.screen([Record(line.encode(), b"c1", "chat.events", 0, 1)])
+    st = runner.partition_state(0)
+    now[0] += 11
+    [released] = flow.release_held(st, now=now[0])
+    follow_up = flow.delivery([released]).then
+    assert follow_up is not None and ("c1", "a1") in flow.releasing
+    flow.reset()
+    follow_up()  # acknowledged after the reset
+    assert st.held is not None and len(st.held) == 1
+    assert "a1" in json.loads(st.memory["c1"]).get("held", {})
+    # without a reset, the same follow-up lets it go
+    [released] = flow.release_held(st, now=now[0])
+    follow_up = flow.delivery([released]).then
+    assert follow_up is not None
+    follow_up()
+    assert len(st.held) == 0 and flow.releasing == set()
