@@ -74,7 +74,14 @@ from services.grounding.medical.strength import (
 )
 from services.grounding.quantities import UNITS, Amount, Quantity, amounts, flatten
 from services.grounding.sentences import Marker, split_sentences
-from services.grounding.text import claim_units, has_cue, opening_cue, phrase_key, units_of
+from services.grounding.text import (
+    claim_units,
+    has_cue,
+    names_professional,
+    opening_cue,
+    phrase_key,
+    units_of,
+)
 from services.grounding.tokens import NUM, PhraseMatcher, Tokens, tokenize
 from services.grounding.unasserted import Asserted, asserted
 
@@ -332,7 +339,7 @@ def _frame(key: str, language: str | None, *, with_unit: bool) -> SkipReason | N
             return "abstention"
         if has_cue(key, f.hedges) and not with_unit:
             return "abstention"
-        if not with_unit and _professional(key, f) and has_cue(key, f.contact_verbs):
+        if not with_unit and names_professional(key, f) and has_cue(key, f.contact_verbs):
             return "referral"
         if not with_unit and has_cue(key, f.urgency):
             return "referral"
@@ -360,7 +367,7 @@ def _alone_then_referral(key: str, f: NonclaimFrames) -> bool:
     first = tail.split(maxsplit=1)
     tail = " " + (first[1] if len(first) > 1 else "")
     alone = has_cue(head, f.alone) and has_cue(head, f.alone_negators)
-    return alone and _professional(tail, f) and has_cue(tail, f.contact_verbs)
+    return alone and names_professional(tail, f) and has_cue(tail, f.contact_verbs)
 
 
 def _frame_gate(f: NonclaimFrames) -> tuple[str, ...]:
@@ -422,15 +429,6 @@ def _after_courtesy(key: str, language: str | None) -> str | None:
             break
         rest = (key if rest is None else rest)[len(opening) - 1 :]  # keep the padding space
     return rest
-
-
-def _professional(key: str, f: NonclaimFrames) -> bool:
-    """A professional named as a word or phrase, or as the head of a compound
-    ("diabetesverpleegkundige", "kinderarts")."""
-    if has_cue(key, f.professionals):
-        return True
-    heads = f.professional_heads
-    return bool(heads) and any(w.endswith(heads) for w in key.split() if len(w) > 5)
 
 
 #: :data:`CAUTION_IDIOMS` as phrase keys ("don't" is written "not" there), per language.

@@ -23,7 +23,14 @@ from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import Final
 
-from services.grounding.lexicon import LANGUAGES, NEGATIONS, STOP_WORDS, SYNONYMS, for_language
+from services.grounding.lexicon import (
+    LANGUAGES,
+    NEGATIONS,
+    STOP_WORDS,
+    SYNONYMS,
+    NonclaimFrames,
+    for_language,
+)
 from services.grounding.quantities import NUMBER_WORDS, UNITS
 from services.grounding.tokens import NUM, WORD, PhraseMatcher, Tokens, tokenize
 
@@ -31,6 +38,7 @@ __all__ = [
     "claim_units",
     "detect_language",
     "has_cue",
+    "names_professional",
     "opening_cue",
     "passage_units",
     "phrase_key",
@@ -362,6 +370,15 @@ def has_cue(key: str, cues: tuple[str, ...]) -> bool:
             _SEARCH_BY_ID.clear()
         got = _SEARCH_BY_ID[id(cues)] = (cues, _cue_search(cues))
     return got[1](key) is not None
+
+
+def names_professional(key: str, frames: NonclaimFrames) -> bool:
+    """Whether the padded phrase ``key`` names a professional of ``frames`` as a word or
+    phrase, or as the head of a compound ("diabetesverpleegkundige", "kinderarts")."""
+    if has_cue(key, frames.professionals):
+        return True
+    heads = frames.professional_heads
+    return bool(heads) and any(w.endswith(heads) for w in key.split() if len(w) > 5)
 
 
 def opening_cue(key: str, cues: tuple[str, ...]) -> str | None:

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Final, Literal
 
 from services.grounding.lexicon import LANGUAGES, NONCLAIM_FRAMES, NonclaimFrames
-from services.grounding.text import has_cue, phrase_key
+from services.grounding.text import has_cue, names_professional, phrase_key
 from services.grounding.tokens import NUM, SYM, PhraseMatcher, Tokens
 from services.yamlload import safe_load as load_yaml
 
@@ -178,15 +178,6 @@ def _frames(language: str | None) -> tuple[NonclaimFrames, ...]:
     return tuple(NONCLAIM_FRAMES.values())
 
 
-def _professional(key: str, f: NonclaimFrames) -> bool:
-    """A professional named as a word or the head of a compound ("kinderarts")."""
-    if has_cue(key, f.professionals):
-        return True
-    return bool(f.professional_heads) and any(
-        w.endswith(f.professional_heads) for w in key.split() if len(w) > 5
-    )
-
-
 def _negated(s: _Sentence, verb: _Hit, lo: int) -> bool:
     """A negator before the verb within reach, or (Dutch) right after it ("ik weet niet of")."""
     if any(s.role("negators", max(lo, verb.start - _NEGATOR_REACH), verb.start)):
@@ -231,7 +222,7 @@ def _deferrals(s: _Sentence) -> Iterator[Scope]:
     """A professional with a deciding verb, then an open-question complementizer."""
     for verb in s.role("deciders", 0, len(s.t)):
         lo, hi = s.clause(verb.start)
-        if not any(_professional(s.key(lo, verb.start), f) for f in _frames(s.language)):
+        if not any(names_professional(s.key(lo, verb.start), f) for f in _frames(s.language)):
             continue
         comp = next(s.role("questions", verb.stop, min(hi, verb.stop + _DEFERRAL_REACH)), None)
         if comp is not None and comp.stop < hi:
@@ -244,7 +235,7 @@ def _fronted_end(s: _Sentence, start: int, hi: int) -> int:
     for k in range(start + 1, hi):
         key = f" {s.t.words[k]} "
         if any(s.role("speakers", k, k + 1)) or any(
-            _professional(key, f) for f in _frames(s.language)
+            names_professional(key, f) for f in _frames(s.language)
         ):
             return k
     return hi
@@ -255,7 +246,7 @@ def _matrix_declines(s: _Sentence, lo: int, hi: int) -> bool:
     a verb of contacting or deciding, a speaker with a negator and a verb of knowing, a hedge."""
     key = s.key(lo, hi)
     for f in _frames(s.language):
-        if _professional(key, f) and has_cue(key, f.contact_verbs):
+        if names_professional(key, f) and has_cue(key, f.contact_verbs):
             return True
         if has_cue(key, f.speakers) and has_cue(key, f.negators) and has_cue(key, f.verbs):
             return True
