@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from services.grounding.medical.lexicon import MedicalLexicon
-from services.grounding.quantities import Quantity
 from services.grounding.tokens import SYM, WORD, Tokens
 
 __all__ = ["GeneralTest", "anchored_lazily", "states_specifics"]
@@ -62,24 +61,22 @@ def _names_topic(t: Tokens, language: str | None, lexicon: MedicalLexicon) -> bo
     return any(c.kind in _TOPIC_CUES for _, _, c in lexicon.matcher(lang).find(t.words, 0, len(t)))
 
 
-def states_specifics(
-    t: Tokens, found: Sequence[Quantity], language: str | None, lexicon: MedicalLexicon
-) -> bool:
-    """Whether the sentence ``t`` states something specific: a number (``found``: its
-    quantities, with a unit or bare), a drug, a population or condition, or a proper name.
-    A sentence that states none is general advice.
+def states_specifics(t: Tokens, language: str | None, lexicon: MedicalLexicon) -> bool:
+    """Whether the sentence ``t`` (one without numbers: a sentence with one is never general
+    advice, :mod:`services.grounding.claims` tests none) names something specific: a drug, a
+    population or condition, or a proper name. A sentence that names none is general advice.
 
     >>> from services.grounding.medical.lexicon import load_lexicon
     >>> from services.grounding.tokens import tokenize
     >>> lex = load_lexicon()
-    >>> states_specifics(tokenize("It tends to work by the next morning."), (), "en", lex)
+    >>> states_specifics(tokenize("It tends to work by the next morning."), "en", lex)
     False
-    >>> states_specifics(tokenize("It works faster with Brivex."), (), "en", lex)
+    >>> states_specifics(tokenize("It works faster with Brivex."), "en", lex)
     True
-    >>> states_specifics(tokenize("It helps patients with asthma."), (), "en", lex)
+    >>> states_specifics(tokenize("It helps patients with asthma."), "en", lex)
     True
     """
-    return bool(found) or _proper_name(t) or _names_topic(t, language, lexicon)
+    return _proper_name(t) or _names_topic(t, language, lexicon)
 
 
 @dataclass(slots=True, eq=False)
@@ -96,7 +93,7 @@ class GeneralTest:
 
     def __call__(self) -> bool:
         if not self._result:
-            self._result.append(not states_specifics(self.tokens, (), self.language, self.lexicon))
+            self._result.append(not states_specifics(self.tokens, self.language, self.lexicon))
         return self._result[0]
 
 
