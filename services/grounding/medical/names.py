@@ -324,7 +324,7 @@ def _brand_key(
     if start < 0 or end <= start or not t.text[t.starts[start] : t.starts[start] + 1].isupper():
         return None
     parts = t.words[start:end:2]
-    if any(p == "-" for p in t.words[start + 1 : end : 2]) is False and end - start > 1:
+    if end - start > 1 and "-" not in t.words[start + 1 : end : 2]:
         return None
     if any(k != WORD for k in t.kinds[start:end:2]):
         return None
