@@ -278,14 +278,21 @@ def _weight_in(t: Tokens, language: str | None) -> Decimal | None:
     for i in range(len(t) - 1):
         if kinds[i] != NUM or words[i + 1] not in _WEIGHT_UNITS:
             continue
-        if (i > 0 and words[i - 1] in _BAND_WORDS) or (
-            i + 2 < len(t) and words[i + 2] in _BAND_WORDS
-        ):
+        if (i > 0 and words[i - 1] in _BAND_WORDS) or _band_goes_on(t, i + 2):
             continue  # a bound of a weight band ("under 30 kg", "15 kg to 30 kg")
         value = parse_number(words[i], language)
         if value is not None and 0 < value <= _HEAVIEST:
             return value
     return None
+
+
+def _band_goes_on(t: Tokens, k: int) -> bool:
+    """Whether a band word at ``k`` (right after a weight's unit) leads to the band's other
+    bound, a number within two tokens ("15 kg to 30 kg", "15 kg – 30 kg"); "weighs 20 kg and
+    the doctor …" goes on to something else."""
+    if k >= len(t) or t.words[k] not in _BAND_WORDS:
+        return False
+    return any(t.kinds[j] == NUM for j in range(k + 1, min(k + 3, len(t))))
 
 
 def _question_age(text: str) -> Decimal | None:

@@ -128,6 +128,11 @@ def test_a_wrong_pen_or_band_beside_the_weight_is_caught(answer: str, language: 
         ("Children between 15 and 30 kg take 150 micrograms.", "en", None),
         ("Kinderen van 15 kg tot 30 kg: 150 microgram; mijn dochter is 24 kg.", "nl", 24),
         ("Trẻ dưới 30 kg thì sao? Bé nhà tôi nặng 17 kg.", "vi", 17),
+        # a band word after the unit bounds a band only when the other bound follows
+        ("My son weighs 20 kg and the doctor gave him an antibiotic.", "en", 20),
+        ("Mijn dochter weegt 18 kilo en hoest al een week.", "nl", 18),
+        ("Bé nặng 14 kg và bị sốt từ hôm qua.", "vi", 14),
+        ("Children of 15 kg – 30 kg take 150 micrograms.", "en", None),
     ],
 )
 def test_a_band_bound_is_no_body_weight(text: str, language: str, kg: int | None) -> None:
