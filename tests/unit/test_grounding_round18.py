@@ -1,0 +1,92 @@
+"""The mechanisms of the eighteenth round (issue 10): the population a question selects the
+passage claim by. Own sentences in English, Dutch and Vietnamese, with invented brand names
+(Dormix, Lyra), and for every rule a must-pass twin that must still pass."""
+
+from __future__ import annotations
+
+import pytest
+
+from services.grounding.grounding import medical_context
+from tests.support.grounding_checks import critical
+from tests.support.grounding_checks import numbered_report as report
+
+# --- the age group a yes/no question asks about -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("question", "language", "group", "age"),
+    [
+        ("Can my 9-year-old take Dormix? He sleeps badly.", "en", "child", 9.0),
+        ("Mag mijn zoon van 9 Dormix innemen?", "nl", "child", 9.0),
+        (
+            "Cháu tôi 9 tuổi, nặng 28 kg, có uống Dormix được không, liều thế nào?",
+            "vi",
+            "child",
+            9.0,
+        ),
+        ("Is Dormix all right for an 81-year-old like me?", "en", "elderly", 81.0),
+    ],
+)
+def test_a_yes_no_question_hands_on_its_age_group(
+    question: str, language: str, group: str, age: float
+) -> None:
+    context = medical_context(question, language)
+    assert group in context.populations
+    assert context.age_min_years == age
+
+
+#: a passage with the adult dose and a bar for children; the adult dose given to the asked
+#: child (wrong population) and an answer that turns the child down and gives the asker's dose
+_ASKED = [
+    (
+        [
+            "Dormix 25 mg tablets: adults take one tablet at bedtime. Do not give to children "
+            "under 16."
+        ],
+        "Can my 12-year-old take Dormix? She sleeps badly.",
+        "Yes, she can take one 25 mg tablet at bedtime.",
+        "The dose for you is one 25 mg tablet at bedtime. Your 12-year-old must not take it: "
+        "it is not for children under 16.",
+        "en",
+    ),
+    (
+        [
+            "Dormix 25 mg tabletten: volwassenen nemen 1 tablet voor het slapengaan. Niet geven "
+            "aan kinderen jonger dan 16 jaar."
+        ],
+        "Mag mijn dochter van 12 ook Dormix innemen? En hoeveel neem ik zelf?",
+        "Ja, ze kan 1 tablet van 25 mg voor het slapengaan nemen.",
+        "Zelf neemt u 1 tablet van 25 mg voor het slapengaan. Uw dochter mag het niet "
+        "gebruiken: het is niet voor kinderen jonger dan 16 jaar.",
+        "nl",
+    ),
+    (
+        ["Dormix 25 mg: người lớn uống 1 viên trước khi ngủ. Không dùng cho trẻ em dưới 16 tuổi."],
+        "Cháu tôi 12 tuổi có uống Dormix được không? Còn tôi uống bao nhiêu?",
+        "Cháu uống được: mỗi lần 1 viên 25 mg trước khi ngủ.",
+        "Bạn uống 1 viên 25 mg trước khi ngủ. Thuốc không dùng cho trẻ em dưới 16 tuổi, nên "
+        "cháu 12 tuổi không dùng được.",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("passages", "question", "wrong", "right", "language"), _ASKED)
+def test_the_asked_child_selects_the_passage_claim(
+    passages: list[str], question: str, wrong: str, right: str, language: str
+) -> None:
+    context = medical_context(question, language)
+    assert critical(report(wrong, passages, language, context))
+    assert not report(right, passages, language, context).ungrounded
+
+
+def test_a_risk_of_everyone_does_not_turn_the_asked_group_down() -> None:
+    """ "Don't take it if you have epilepsy" is read with the older asker's group among its
+    conditions; it is about epilepsy, so the answer's maximum stays the older person's."""
+    passages = [
+        "Lyra: adults 50 to 100 mg every 6 hours, at most 400 mg a day. Patients over 75 "
+        "years: at most 300 mg a day. Do not take Lyra if you have epilepsy."
+    ]
+    context = medical_context("Can I take Lyra? I'm 80.", "en")
+    answer = "Don't take Lyra if you have epilepsy. At your age you can take up to 400 mg a day."
+    assert critical(report(answer, passages, "en", context))
