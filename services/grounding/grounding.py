@@ -397,6 +397,8 @@ def medical_context(
             populations.add("elderly" if years >= 65 else "adult" if years >= 18 else "child")
     low = read.lower()
     weight = _weight_in(whole, lang) if any(w in low for w in _WEIGHT_HINTS) else None
+    if weight is not None and weight < _CHILD_WEIGHT and populations.isdisjoint(_AGED):
+        populations.add("child")  # "Cháu tôi 15 kg": a body weight only a child has
     said = sorted(
         {
             q.key
@@ -416,6 +418,10 @@ def medical_context(
         amounts=said[:16],
     )
 
+
+#: A body weight under this (kg) is a child's, when the question names no age group.
+_CHILD_WEIGHT: Final = Decimal(30)
+_AGED: Final = frozenset({"adult", "child", "elderly", "adolescent"})
 
 #: Age groups a yes/no question can ask about as a safety claim's risk ("Can my 12-year-old
 #: take …?", "Cháu tôi 10 tuổi … có dùng … được không?").

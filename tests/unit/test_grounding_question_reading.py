@@ -100,6 +100,12 @@ def _plain(text: str, language: str | None) -> MedicalContext:
             age = (years, years)
             populations.add("elderly" if years >= 65 else "adult" if years >= 18 else "child")
     weight = body_weight(text[:read_to], lang)
+    if (
+        weight is not None
+        and weight < 30
+        and populations.isdisjoint({"adult", "child", "elderly", "adolescent"})
+    ):
+        populations.add("child")  # a body weight only a child has
     return MedicalContext(
         weight_kg=float(weight) if weight is not None else None,
         clearance_ml_min=float(clearance) if clearance is not None else None,

@@ -90,3 +90,68 @@ def test_a_risk_of_everyone_does_not_turn_the_asked_group_down() -> None:
     context = medical_context("Can I take Lyra? I'm 80.", "en")
     answer = "Don't take Lyra if you have epilepsy. At your age you can take up to 400 mg a day."
     assert critical(report(answer, passages, "en", context))
+
+
+# --- a body weight only a child has ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("question", "language", "child"),
+    [
+        ("Cháu tôi 15 kg bị viêm tai, uống Lyra bao nhiêu?", "vi", True),
+        ("Hij weegt 14 kilo. Hoeveel Lyra mag hij?", "nl", True),
+        ("She weighs 16 kg, how much Lyra can she have?", "en", True),
+        # near misses: an adult's weight, a weight band, an age group stated
+        ("I weigh 70 kg, how much Lyra can I take?", "en", False),
+        ("Is Lyra for children under 30 kg?", "en", True),
+        ("Ik ben 40 jaar en weeg 28 kilo. Hoeveel Lyra?", "nl", False),
+    ],
+)
+def test_a_light_body_weight_is_a_childs(question: str, language: str, child: bool) -> None:
+    assert ("child" in medical_context(question, language).populations) is child
+
+
+#: the adult dose and the children's per-kg dose; the adult dose for a child of 15 kg (wrong
+#: population) and a dose per kg with no group worked out for the child's weight (right)
+_WEIGHED = [
+    (
+        [
+            "Lyra: adults 750 mg twice a day. Children under 30 kg: 25 to 50 mg/kg a day.",
+            "Combix: a single dose of 10 mg/kg.",
+        ],
+        "She weighs 15 kg. How much Lyra, and how much Combix?",
+        "She can take Lyra like an adult: 750 mg twice a day.",
+        "For 15 kg, Combix is 150 mg as a single dose.",
+        "en",
+    ),
+    (
+        [
+            "Lyra: volwassenen 750 mg tweemaal daags. Kinderen onder 30 kg: 25 tot 50 mg/kg "
+            "per dag.",
+            "Combix: eenmalig 10 mg/kg.",
+        ],
+        "Hij weegt 15 kilo. Hoeveel Lyra en hoeveel Combix?",
+        "Hij mag Lyra nemen zoals een volwassene: 750 mg tweemaal daags.",
+        "Voor 15 kilo is dat 150 mg Combix, eenmalig.",
+        "nl",
+    ),
+    (
+        [
+            "Lyra: người lớn 750 mg mỗi lần, ngày 2 lần. Trẻ em dưới 30 kg: 25–50 mg/kg/ngày.",
+            "Combix: liều duy nhất 10 mg/kg.",
+        ],
+        "Cháu tôi 15 kg. Uống Lyra và Combix bao nhiêu?",
+        "Cháu uống Lyra như người lớn: mỗi lần 750 mg, ngày 2 lần.",
+        "Với 15 kg, Combix là 150 mg, uống một liều duy nhất.",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("passages", "question", "wrong", "right", "language"), _WEIGHED)
+def test_a_childs_weight_selects_the_passage_claim(
+    passages: list[str], question: str, wrong: str, right: str, language: str
+) -> None:
+    context = medical_context(question, language)
+    assert critical(report(wrong, passages, language, context))
+    assert not report(right, passages, language, context).ungrounded
