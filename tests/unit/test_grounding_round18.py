@@ -155,3 +155,58 @@ def test_a_childs_weight_selects_the_passage_claim(
     context = medical_context(question, language)
     assert critical(report(wrong, passages, language, context))
     assert not report(right, passages, language, context).ungrounded
+
+
+# --- an age band in a list of groups ----------------------------------------------------------
+
+#: the adults' dose and the dose of a list of groups with an age band ("people over 60, people
+#: with liver disease"); the adults' dose for an asker of 74 (wrong population), the band's dose
+#: for them (right) and the adults' dose for an asker of 50 (right)
+_LISTED = [
+    (
+        [
+            "Lyra 100 mg: adults 200 mg three times a day.",
+            "People over 60 and people with liver disease: 100 mg twice a day.",
+        ],
+        ("My father is 74. How much Lyra can he take?", "My wife is 50. How much Lyra?"),
+        ("He can take 200 mg three times a day.", "He can take 100 mg twice a day."),
+        "She can take 200 mg three times a day.",
+        "en",
+    ),
+    (
+        [
+            "Lyra 100 mg: volwassenen 200 mg driemaal daags.",
+            "Mensen ouder dan 60 jaar en mensen met een leverziekte: 100 mg tweemaal daags.",
+        ],
+        ("Mijn vader is 74. Hoeveel Lyra mag hij?", "Mijn vrouw is 50. Hoeveel Lyra?"),
+        ("Hij mag 200 mg driemaal daags nemen.", "Hij mag 100 mg tweemaal daags nemen."),
+        "Zij mag 200 mg driemaal daags nemen.",
+        "nl",
+    ),
+    (
+        [
+            "Lyra 100 mg: người lớn 200 mg x 3 lần/ngày.",
+            "Người trên 60 tuổi, người bệnh gan: 100 mg x 2 lần/ngày.",
+        ],
+        ("Bố tôi 74 tuổi. Uống Lyra bao nhiêu?", "Vợ tôi 50 tuổi. Uống Lyra bao nhiêu?"),
+        ("Ông uống 200 mg x 3 lần/ngày.", "Ông uống 100 mg x 2 lần/ngày."),
+        "Chị uống 200 mg x 3 lần/ngày.",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("passages", "questions", "answers", "younger", "language"), _LISTED)
+def test_an_age_band_in_a_list_of_groups_selects_the_passage_claim(
+    passages: list[str],
+    questions: tuple[str, str],
+    answers: tuple[str, str],
+    younger: str,
+    language: str,
+) -> None:
+    older = medical_context(questions[0], language)
+    assert critical(report(answers[0], passages, language, older))
+    assert not report(answers[1], passages, language, older).ungrounded
+    assert not report(
+        younger, passages, language, medical_context(questions[1], language)
+    ).ungrounded

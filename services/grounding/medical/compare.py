@@ -107,8 +107,14 @@ def _population_ok(a: Reading, p: Reading) -> bool:
         # the general dose is the adults'; a dose per kg of body weight is anyone's
         return a.populations <= {"adult"} or (_per_kg(p) and a.populations <= _WEIGHED)
     grown = {"adult", "elderly"}
-    if a.age is not None and p.age is not None and a.populations | p.populations <= grown:
-        return _ages_overlap(a.age, p.age)  # 68 years old: "people over 50" speaks about them
+    if (
+        a.age is not None
+        and p.age is not None
+        and a.populations | (p.populations & _AGE_GROUPS) <= grown
+    ):
+        # 68 years old: "people over 50" speaks about them, also in a list of groups ("people
+        # over 60, people with liver disease: ...")
+        return _ages_overlap(a.age, p.age)
     if not a.populations & p.populations:
         return False
     if a.age is not None and p.age is not None and a.populations & p.populations - {"adult"}:
