@@ -50,7 +50,14 @@ from services.grounding.general import anchored_lazily
 from services.grounding.medical.compare import Comparison, PassageReading
 from services.grounding.medical.context import safety_free, sentence_context
 from services.grounding.medical.lexicon import MedicalLexicon, load_lexicon, spelling_key
-from services.grounding.medical.reading import Carry, Reading, Span, read_sentence
+from services.grounding.medical.reading import (
+    NEGATIVE,
+    Carry,
+    Reading,
+    Span,
+    first_age,
+    read_sentence,
+)
 from services.grounding.medical.strength import FORM_UNITS, counts_in_mg
 from services.grounding.prepared import PassageCache
 from services.grounding.quantities import UNITS, amounts, parse_number
@@ -375,9 +382,13 @@ def medical_context(
     asked = _risk_groups(lex)
     for t, got_carry in zip(tokens, _question_carries(tokens, lang, lex), strict=True):
         if got_carry.risk and t.words and t.words[-1] == "?":
-            # "Bố tôi bị suy gan, uống … được không?": the group a yes/no question asks
-            # about is the asker's, though the reader takes it for the risk of a safety claim
-            populations |= got_carry.risk & asked
+            # "Bố tôi bị suy gan, uống … được không?", "Can my 12-year-old take …?": the group
+            # a yes/no question asks about is the asker's, though the reader takes it for the
+            # risk of a safety claim (and so hands neither it nor its age on)
+            groups = got_carry.risk & (asked | _ASKED_AGES)
+            populations |= groups
+            if age is None and groups & _ASKED_AGES:
+                age = first_age(t, lang)
         drugs |= got_carry.drugs
         got = got_carry.clearance
         if clearance is None and got is not None and got.kind == "exact" and got.low == got.high:
@@ -393,6 +404,8 @@ def medical_context(
             populations.add("elderly" if years >= 65 else "adult" if years >= 18 else "child")
     low = read.lower()
     weight = _weight_in(whole, lang) if any(w in low for w in _WEIGHT_HINTS) else None
+    if weight is not None and weight < _CHILD_WEIGHT and populations.isdisjoint(_AGED):
+        populations.add("child")  # "Cháu tôi 15 kg": a body weight only a child has
     said = sorted(
         {
             q.key
@@ -411,6 +424,15 @@ def medical_context(
         age_max_years=float(age[1]) if age and age[1] is not None else None,
         amounts=said[:16],
     )
+
+
+#: A body weight under this (kg) is a child's, when the question names no age group.
+_CHILD_WEIGHT: Final = Decimal(30)
+_AGED: Final = frozenset({"adult", "child", "elderly", "adolescent"})
+
+#: Age groups a yes/no question can ask about as a safety claim's risk ("Can my 12-year-old
+#: take …?", "Cháu tôi 10 tuổi … có dùng … được không?").
+_ASKED_AGES: Final = frozenset({"child", "elderly", "adolescent"})
 
 
 @lru_cache(maxsize=4)
@@ -494,11 +516,44 @@ def _prepare(
     evidence = Evidence(event.retrieval or [], language, lex, cache)
     lex = lex.with_names(evidence.names)  # drugs the passages name in their openings
     said = frozenset(context.amounts) if context is not None else frozenset()
-    claims = _resolve_drugs(
-        atomic_claims(event.content, language, names, lex, _carry(context, evidence), said),
-        evidence,
-    )
+    carry = _carry(context, evidence)
+    claims = atomic_claims(event.content, language, names, lex, carry, said)
+    declined = _turned_down(claims, carry)
+    if carry is not None and declined:
+        # The answer turns the question's group down ("it mustn't be given to children under
+        # 12" for "can my 11-year-old use it too?"): its doses are for someone else (the asker,
+        # adults), so that group is no carry of the answer.
+        carry = replace(carry, populations=carry.populations - declined, age=None)
+        claims = atomic_claims(event.content, language, names, lex, carry, said)
+    claims = _resolve_drugs(claims, evidence)
     return language, _counts_by_passage_strength(claims, evidence), evidence
+
+
+def _turned_down(claims: list[AtomicClaim], carry: Carry | None) -> frozenset[str]:
+    """The age groups of the question (``carry``) that a negative safety claim of the answer
+    is about (that group alone: "don't take it if you have epilepsy" read with an older
+    asker's group is about epilepsy), for an age band that holds the question's age (any,
+    when either has none)."""
+    groups = carry.populations & _ASKED_AGES if carry is not None else frozenset()
+    if not groups:
+        return frozenset()
+    age = carry.age[0] if carry is not None and carry.age is not None else None
+    return frozenset(
+        g
+        for claim in claims
+        for r in claim.readings
+        if r.kind == "contraindication"
+        and r.polarity in NEGATIVE
+        and r.conditions <= groups  # about the group itself, not a risk of everyone's
+        and (age is None or r.age is None or _holds(r.age, age))
+        for g in groups & r.conditions
+    )
+
+
+def _holds(band: tuple[Decimal | None, Decimal | None], age: Decimal) -> bool:
+    """Whether an age band ("under 12": up to 12, not included; "aged 7": 7) holds ``age``."""
+    lo, hi = band
+    return (lo is None or lo <= age) and (hi is None or age < hi or age == lo)
 
 
 def _counts_by_passage_strength(claims: list[AtomicClaim], evidence: Evidence) -> list[AtomicClaim]:

@@ -25,7 +25,7 @@ from services.grounding.grounding import (
     medical_context,
 )
 from services.grounding.medical.context import safety_free, sentence_context
-from services.grounding.medical.reading import Carry, read_sentence
+from services.grounding.medical.reading import Carry, first_age, read_sentence
 from services.grounding.quantities import amounts
 from services.grounding.sentences import split_sentences
 from services.grounding.text import detect_language
@@ -82,7 +82,10 @@ def _plain(text: str, language: str | None) -> MedicalContext:
         said |= {q.key for a in found for q in a.parts if q.has_unit}
         read = read_sentence(t, 0, len(t), found, lang, lex, carry)
         if read.carry.risk and t.words and t.words[-1] == "?":  # the group a question asks about
-            populations |= read.carry.risk & asked
+            groups = read.carry.risk & (asked | {"child", "elderly", "adolescent"})
+            populations |= groups
+            if age is None and groups - asked:
+                age = first_age(t, lang)  # "Can my 12-year-old take it?"
         drugs |= read.carry.drugs
         got = read.carry.clearance
         if clearance is None and got is not None and got.kind == "exact" and got.low == got.high:
@@ -97,6 +100,12 @@ def _plain(text: str, language: str | None) -> MedicalContext:
             age = (years, years)
             populations.add("elderly" if years >= 65 else "adult" if years >= 18 else "child")
     weight = body_weight(text[:read_to], lang)
+    if (
+        weight is not None
+        and weight < 30
+        and populations.isdisjoint({"adult", "child", "elderly", "adolescent"})
+    ):
+        populations.add("child")  # a body weight only a child has
     return MedicalContext(
         weight_kg=float(weight) if weight is not None else None,
         clearance_ml_min=float(clearance) if clearance is not None else None,

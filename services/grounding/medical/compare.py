@@ -37,6 +37,10 @@ Status = Literal["supported", "contradicted", "unknown", "conflict"]
 _ORDER: Final[dict[str, int]] = {"supported": 0, "unknown": 1, "conflict": 2, "contradicted": 3}
 _LIMITS: Final = frozenset({"max", "min", "start"})
 _ONE: Final = Decimal(1)
+#: Groups by age: a dose for one is never another's (risk groups are the rest).
+_AGE_GROUPS: Final = frozenset({"adult", "child", "infant", "adolescent", "elderly"})
+#: The age groups a dose per kg of body weight that names no group is for: all.
+_WEIGHED: Final = _AGE_GROUPS
 #: Dose units a per-kg dose can be worked out in (``mg/kg`` × kg → ``mg``).
 _PER_KG_UNITS: Final = frozenset({"mg", "ml", "IU"})
 #: Least share of an answer's condition words found in a passage reading's, when neither names
@@ -100,15 +104,27 @@ def _population_ok(a: Reading, p: Reading) -> bool:
     if risk and not risk <= p.populations:
         return False
     if not p.populations:
-        return a.populations <= {"adult"}
+        # the general dose is the adults'; a dose per kg of body weight is anyone's
+        return a.populations <= {"adult"} or (_per_kg(p) and a.populations <= _WEIGHED)
     grown = {"adult", "elderly"}
-    if a.age is not None and p.age is not None and a.populations | p.populations <= grown:
-        return _ages_overlap(a.age, p.age)  # 68 years old: "people over 50" speaks about them
+    if (
+        a.age is not None
+        and p.age is not None
+        and a.populations | (p.populations & _AGE_GROUPS) <= grown
+    ):
+        # 68 years old: "people over 50" speaks about them, also in a list of groups ("people
+        # over 60, people with liver disease: ...")
+        return _ages_overlap(a.age, p.age)
     if not a.populations & p.populations:
         return False
     if a.age is not None and p.age is not None and a.populations & p.populations - {"adult"}:
         return _ages_overlap(a.age, p.age)
     return True
+
+
+def _per_kg(r: Reading) -> bool:
+    """Whether the reading's amount is per kg of body weight ("10 mg/kg")."""
+    return r.unit is not None and r.unit.endswith("/kg")
 
 
 def _span_ok(a: Span, p: Span) -> bool:
@@ -435,14 +451,16 @@ def _for_weight(
     exact = Span(low.normalize(), high.normalize(), r.amount.kind)
     sentence = f"{p.sentence} [{r.amount.text(r.unit or '')} × {format_decimal(weight)} kg]"
     shown = replace(p, reading=replace(r, amount=exact, unit=unit), sentence=sentence)
+    # worked out, it is judged for the groups it was for: a per-kg dose without one is anyone's
+    groups = r.populations or _WEIGHED
     if limit:
-        return shown, shown
+        return replace(shown, reading=replace(shown.reading, populations=groups)), shown
     room = Span(
         (low * (1 - _WEIGHT_ROUNDING)).normalize(),
         (high * (1 + _WEIGHT_ROUNDING)).normalize(),
         r.amount.kind,
     )
-    return replace(shown, reading=replace(r, amount=room, unit=unit)), shown
+    return replace(shown, reading=replace(r, amount=room, unit=unit, populations=groups)), shown
 
 
 def _per_weight(
@@ -483,10 +501,6 @@ def _restated(p: PassageReading) -> PassageReading | None:
     )
     shown = f"{p.sentence} [{r.amount.text(r.unit or '')} × {format_decimal(factor)}]"
     return replace(p, reading=replace(r, amount=amount, basis=basis), sentence=shown)
-
-
-#: Groups by age: a dose for one is never another's (risk groups are the rest).
-_AGE_GROUPS: Final = frozenset({"adult", "child", "infant", "adolescent", "elderly"})
 
 
 def _allowed_groups(a: Reading, passages: Sequence[PassageReading]) -> frozenset[str]:

@@ -55,6 +55,7 @@ __all__ = [
     "Reading",
     "SentenceReading",
     "Span",
+    "first_age",
     "flip",
     "read_sentence",
 ]
@@ -358,6 +359,18 @@ def _ages_vi(
 
 
 _AGE_READERS: Final = {"en": _ages_en, "nl": _ages_nl, "vi": _ages_vi}
+
+
+def first_age(tokens: Tokens, language: str | None) -> tuple[Decimal | None, Decimal | None] | None:
+    """The first age ``tokens`` state, ``(min years, max years)``, read as in a sentence that
+    names a group of people ("my 12-year-old", "cháu 10 tuổi", "dochter van 7"); else ``None``.
+
+    >>> first_age(tokenize("Can my 12-year-old take it?"), "en")
+    (Decimal('12'), Decimal('12'))
+    """
+    lang = language if language in _AGE_READERS else "en"
+    ages = _AGE_READERS[lang](tokens, 0, len(tokens), True)
+    return (ages[0][2], ages[0][3]) if ages else None
 
 
 def _age_group(low: Decimal | None, high: Decimal | None) -> str:
