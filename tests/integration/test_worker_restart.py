@@ -67,6 +67,34 @@ def _wait_committed(stack: VigilStack, n: int, timeout_s: float) -> None:
     )
 
 
+def _missing_report(
+    missing: set[str],
+    want: dict[tuple[str, str, int, int], str],
+    events: list[dict[str, object]],
+    ids_a: set[str],
+    before_kill: set[str],
+) -> str:
+    """What the findings the group never published have in common (a failure's evidence):
+    their direction (a leak is held for the reorder window), and whether their answer was the
+    last event of its conversation (then only the release timer lets it go)."""
+    last = {str(ev["conversation_id"]): str(ev["event_id"]) for ev in events}
+    conversation = {str(ev["event_id"]): str(ev["conversation_id"]) for ev in events}
+    direction = {f"{e}:{r}:{s}-{n}": d for (e, r, s, n), d in want.items()}
+    kinds = Counter(
+        (
+            direction[fid],
+            "last event" if last[conversation[fid.split(":")[0]]] == fid.split(":")[0] else "",
+            "part A" if fid in ids_a else "",
+        )
+        for fid in missing
+    )
+    return (
+        f"{len(missing)} findings never published ({len(missing & before_kill)} of them seen "
+        f"before the kill), by (direction, last event of its conversation, part A): "
+        f"{dict(kinds)}; e.g. {sorted(missing)[:5]}"
+    )
+
+
 @pytest.mark.parametrize(
     "guarantee",
     [
@@ -139,12 +167,19 @@ def test_killed_worker_is_replaced_without_loss(
         t0 = time.monotonic()
         second_worker = stack.start_worker()
         stack.replay(paths["c"])
-        findings.read_until(
-            lambda r: {f.finding_id for f in findings_of(r)} >= want_ids,
-            TIMEOUT_S,
-            f"all {len(want_ids)} findings",
-            stack.diagnostics,
-        )
+        try:
+            findings.read_until(
+                lambda r: {f.finding_id for f in findings_of(r)} >= want_ids,
+                TIMEOUT_S,
+                f"all {len(want_ids)} findings",
+                stack.diagnostics,
+            )
+        except AssertionError as exc:
+            missing = want_ids - {f.finding_id for f in findings_of(findings.records)}
+            raise AssertionError(
+                _missing_report(missing, want, part_a + part_b + part_c, ids_a, before_kill)
+                + f"\n{exc}"
+            ) from None
         took = time.monotonic() - t0
         findings.drain()
 
