@@ -1,0 +1,68 @@
+"""Mechanisms of the eighteenth round's second strand (issue 10): correct answers the check
+flagged on the later held-out splits. Own sentences in English, Dutch and Vietnamese, about
+other drugs than the cases, each rule with a near miss that must still be caught."""
+
+from __future__ import annotations
+
+import pytest
+
+from schemas.verdicts import MedicalContext
+from tests.support.grounding_checks import critical
+from tests.support.grounding_checks import numbered_report as report
+
+# --- a day's amount split over the intakes the passage states ---------------------------------
+
+_SPLIT = [
+    (
+        ["Levetiracetam for adults: 1,000 mg per day. Take it twice a day, morning and evening."],
+        "Take 500 mg of levetiracetam in the morning and 500 mg in the evening.",
+        "Take 750 mg of levetiracetam in the morning and 750 mg in the evening.",
+        "en",
+    ),
+    (
+        ["Valaciclovir bij volwassenen: 3.000 mg per dag. Neem het driemaal daags in."],
+        "U neemt dan 1.000 mg valaciclovir 's ochtends, 's middags en 's avonds.",
+        "U neemt dan 1.500 mg valaciclovir 's ochtends, 's middags en 's avonds.",
+        "nl",
+    ),
+    (
+        ["Cefuroxim cho trẻ em: 30 mg/kg/ngày, chia làm 2–3 lần."],
+        "Bé nặng 10 kg thì mỗi lần uống 100–150 mg cefuroxim.",
+        "Bé nặng 10 kg thì mỗi lần uống 300 mg cefuroxim.",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("passages", "right", "wrong", "language"), _SPLIT)
+def test_a_days_amount_split_over_the_stated_intakes(
+    passages: list[str], right: str, wrong: str, language: str
+) -> None:
+    assert not report(right, passages, language).ungrounded
+    assert critical(report(wrong, passages, language))
+
+
+def test_a_per_kg_day_dose_for_a_weight_over_the_other_clauses_interval() -> None:
+    """ "every 8 hours" closes the sentence but divides both clauses' daily amounts."""
+    passages = [
+        "Cefalexin suspension: children 25 mg/kg/day for mild infections; 50 mg/kg/day for "
+        "severe infections, divided into equal doses given every 8 hours."
+    ]
+    child = MedicalContext(weight_kg=12.0, populations=["child"])
+    right = "For a mild infection that is 100 mg of cefalexin per dose, every 8 hours."
+    wrong = "For a mild infection that is 300 mg of cefalexin per dose, every 8 hours."
+    assert not report(right, passages, "en", child).ungrounded
+    assert critical(report(wrong, passages, "en", child))
+
+
+def test_a_range_of_intakes_never_makes_a_dose_a_days_amount() -> None:
+    """Only a day's exact amount is split over a range of intakes: a maximum a day is not a
+    maximum per dose, and a single dose is not a day's amount."""
+    passages = ["Mesalazine: at most 4,000 mg per day, in 2 to 4 divided doses."]
+    assert critical(report("You can take up to 4,000 mg of mesalazine per dose.", passages, "en"))
+
+
+def test_another_statements_frequency_is_not_borrowed_by_a_maximum() -> None:
+    """A starting dose's "once a day" does not make a day's maximum a maximum per dose."""
+    passages = ["Sertraline: start with 50 mg once a day. At most 200 mg per day."]
+    assert critical(report("Each dose of sertraline is 200 mg.", passages, "en"))
