@@ -66,3 +66,57 @@ def test_another_statements_frequency_is_not_borrowed_by_a_maximum() -> None:
     """A starting dose's "once a day" does not make a day's maximum a maximum per dose."""
     passages = ["Sertraline: start with 50 mg once a day. At most 200 mg per day."]
     assert critical(report("Each dose of sertraline is 200 mg.", passages, "en"))
+
+
+# --- a figure contrasted with another group's ---------------------------------------------------
+
+_CONTRASTED = [
+    (
+        [
+            "Allopurinol: at most 800 mg per day.",
+            "Renal impairment: allopurinol at most 200 mg per day.",
+        ],
+        "With your kidneys, allopurinol goes up to 200 mg a day at most, lower than the "
+        "800 mg maximum that applies to healthy kidneys.",
+        "With your kidneys, allopurinol goes up to 200 mg a day at most, lower than the "
+        "900 mg maximum that applies to healthy kidneys.",
+        "en",
+    ),
+    (
+        [
+            "Allopurinol: ten hoogste 800 mg per dag.",
+            "Verminderde nierfunctie: allopurinol ten hoogste 200 mg per dag.",
+        ],
+        "Bij uw nieren is dat hoogstens 200 mg allopurinol per dag, dus lager dan het maximum "
+        "van 800 mg dat bij gezonde nieren geldt.",
+        "Bij uw nieren is dat hoogstens 200 mg allopurinol per dag, dus lager dan het maximum "
+        "van 900 mg dat bij gezonde nieren geldt.",
+        "nl",
+    ),
+    (
+        [
+            "Alopurinol: tối đa 800 mg mỗi ngày.",
+            "Suy thận: alopurinol tối đa 200 mg mỗi ngày.",
+        ],
+        "Với thận của bạn, alopurinol tối đa 200 mg mỗi ngày, thấp hơn mức 800 mg dành cho "
+        "người có thận khỏe.",
+        "Với thận của bạn, alopurinol tối đa 200 mg mỗi ngày, thấp hơn mức 900 mg dành cho "
+        "người có thận khỏe.",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("passages", "right", "wrong", "language"), _CONTRASTED)
+def test_a_figure_contrasted_with_another_groups_is_that_groups(
+    passages: list[str], right: str, wrong: str, language: str
+) -> None:
+    renal = MedicalContext(populations=["renal"])
+    assert not report(right, passages, language, renal).ungrounded
+    assert report(wrong, passages, language, renal).ungrounded
+
+
+def test_a_bound_without_an_article_is_a_limit() -> None:
+    """ "lower than 5 mg a day" bounds the dose: checked as a limit, not set aside."""
+    passages = ["Cilazapril: at most 2.5 mg per day."]
+    assert critical(report("Keep cilazapril lower than 5 mg a day.", passages, "en"))
