@@ -120,3 +120,36 @@ def test_a_bound_without_an_article_is_a_limit() -> None:
     """ "lower than 5 mg a day" bounds the dose: checked as a limit, not set aside."""
     passages = ["Cilazapril: at most 2.5 mg per day."]
     assert critical(report("Keep cilazapril lower than 5 mg a day.", passages, "en"))
+
+
+# --- how often: a bound on the interval is not the regimen's frequency -----------------------
+
+_BOUND = [
+    (
+        "Ibuprofen for children: 100 mg every 6 hours. Leave at least 6 hours between doses.",
+        "Give the ibuprofen every 6 hours.",
+        "Give the ibuprofen every 8 hours.",
+        "en",
+    ),
+    (
+        "Ibuprofen voor kinderen: 100 mg om de 6 uur. Laat minstens 6 uur tussen twee doses.",
+        "Geef de ibuprofen om de 6 uur.",
+        "Geef de ibuprofen om de 8 uur.",
+        "nl",
+    ),
+    (
+        "Ibuprofen cho trẻ em: 100 mg mỗi 6 giờ. Hai liều cách nhau ít nhất 6 giờ.",
+        "Cho bé uống ibuprofen mỗi 6 giờ.",
+        "Cho bé uống ibuprofen mỗi 8 giờ.",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("passage", "right", "wrong", "language"), _BOUND)
+def test_an_interval_bound_does_not_back_another_regimens_frequency(
+    passage: str, right: str, wrong: str, language: str
+) -> None:
+    assert not report(right, [passage], language).ungrounded
+    assert critical(report(wrong, [passage], language))
+

@@ -271,6 +271,8 @@ def _dose_facets(
             if p.reading.frequency is None or _span_ok(a.frequency, p.reading.frequency)
         ]
         differ = [p for p in stated if p not in agree]
+        if a.amount is None and _only_a_bound(a.frequency, agree, differ):
+            agree = []  # "every 6 hours" against "60 mg every 4 hours … at least 4 hours apart"
         status, clash = _facet_status(a, agree, differ, limit=False)
         statuses.append(status)
         support += agree
@@ -283,6 +285,28 @@ def _dose_facets(
     if not statuses:
         return "unknown", [], []
     return worst(statuses), support, against
+
+
+def _only_a_bound(
+    f: Span, agree: Sequence[PassageReading], differ: Sequence[PassageReading]
+) -> bool:
+    """Whether an exact frequency stated alone meets only the passages' bounds on how often
+    (at most 6 a day, from "at least 4 hours apart") while they state the regimen's own
+    frequency with its amount, another one: the bound does not make that other regimen
+    right."""
+    return (
+        f.kind == "exact"
+        and bool(agree)
+        and all(
+            p.reading.frequency is not None and p.reading.frequency.kind != "exact" for p in agree
+        )
+        and any(
+            p.reading.amount is not None
+            and p.reading.frequency is not None
+            and p.reading.frequency.kind == "exact"
+            for p in differ
+        )
+    )
 
 
 def _duration_facet(
