@@ -153,3 +153,52 @@ def test_an_interval_bound_does_not_back_another_regimens_frequency(
     assert not report(right, [passage], language).ungrounded
     assert critical(report(wrong, [passage], language))
 
+
+# --- timing and course advice: its times together in one passage of the drug ----------------
+
+_TIMES = [
+    (
+        [
+            "Flucloxacillin capsules: adults 500 mg four times a day.",
+            "Take flucloxacillin on an empty stomach, 1 hour before or 2 hours after food.",
+        ],
+        "Take it on an empty stomach, an hour before or two hours after you eat.",
+        "Take it on an empty stomach, an hour before or three hours after you eat.",
+        "en",
+    ),
+    (
+        [
+            "Calciumcarbonaat kauwtabletten: 1 à 2 tabletten bij maagklachten.",
+            "Neem andere geneesmiddelen minstens 2 uur vóór of 2 uur na calciumcarbonaat in.",
+        ],
+        "Neem uw andere medicijnen steeds minstens twee uur ervoor of erna in.",
+        "Neem uw andere medicijnen steeds minstens vier uur ervoor of erna in.",
+        "nl",
+    ),
+    (
+        [
+            "Siro húng chanh: trẻ 2–5 tuổi uống 5 ml x 3 lần/ngày.",
+            "Dùng liên tục ít nhất 5 ngày và tiếp tục thêm 2 ngày sau khi hết triệu chứng.",
+        ],
+        "Nên cho bé uống ít nhất 5 ngày và dùng thêm 2 ngày sau khi đã hết triệu chứng.",
+        "Nên cho bé uống ít nhất 10 ngày và dùng thêm 2 ngày sau khi đã hết triệu chứng.",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("passages", "right", "wrong", "language"), _TIMES)
+def test_timing_advice_is_grounded_by_its_times_in_one_passage(
+    passages: list[str], right: str, wrong: str, language: str
+) -> None:
+    assert not report(right, passages, language).ungrounded
+    assert report(wrong, passages, language).ungrounded
+
+
+def test_another_drugs_timing_does_not_ground_it() -> None:
+    passages = [
+        "Flucloxacillin capsules: adults 500 mg four times a day.",
+        "Take alendronate at least 30 minutes before the first food of the day.",
+    ]
+    answer = "Take the flucloxacillin at least 30 minutes ahead of your breakfast."
+    assert report(answer, passages, "en").ungrounded
