@@ -32,7 +32,15 @@ from services.grounding.quantities import Quantity, format_decimal
 #: Milligrams in a kilogram (a body weight reads as a mass in mg).
 _MG_PER_KG = Decimal(1_000_000)
 
-__all__ = ["UNNAMED", "Evidence", "PassageEvidence", "Verdict", "ground", "ground_medical"]
+__all__ = [
+    "UNNAMED",
+    "Evidence",
+    "PassageEvidence",
+    "Verdict",
+    "decides_nothing",
+    "ground",
+    "ground_medical",
+]
 
 #: The drug of a passage reading that names none, for :meth:`Evidence.drugs_by_amount`.
 UNNAMED: Final = ""
@@ -359,6 +367,53 @@ def _with_weight(
     return keys | {f"{format_decimal(weight * _MG_PER_KG)} mg"}, numbers | {weight}
 
 
+def decides_nothing(c: Comparison) -> bool:
+    """Whether a comparison leaves the claim to its words and numbers: an open reading no
+    passage speaks about, or a dose reading that states no amount, frequency or course length
+    ("Nên cho bé uống ít nhất 1 tuần và dùng thêm 2–3 ngày sau khi đã hết ho": a course the
+    reader cannot put into one span), which nothing can back or contradict."""
+    r = c.reading
+    if c.status != "unknown":
+        return False
+    return r.open or (
+        r.kind == "dose" and r.amount is None and r.frequency is None and r.duration is None
+    )
+
+
+#: Share of the word threshold a claim of times needs in the one passage that states all its
+#: times together ("an hour before or two hours after food" beside "1 hour before or 2 hours
+#: after a meal"): the numbers in one place carry half the evidence.
+_TIMES_TOGETHER: Final = 0.5
+
+
+def _times_together(
+    units: frozenset[str],
+    found: Sequence[Quantity],
+    evidence: Evidence,
+    indices: list[int],
+    drugs: frozenset[str],
+    threshold: float,
+) -> int | None:
+    """The passage that states every quantity of a claim whose quantities are all times (a
+    course length, an interval, a gap to food or other medicines), is about the claim's drugs
+    (or names none) and holds at least :data:`_TIMES_TOGETHER` of the word threshold; ``None``
+    when there is none. A changed time is still missing; another drug's passage does not
+    count."""
+    times = [q.key for q in found if q.has_unit]
+    if not times or len(times) != len(found) or any(q.unit != "h" for q in found):
+        return None
+    for i in indices:
+        p = evidence.passages[i]
+        if not all(k in p.keys for k in times):
+            continue
+        about = evidence.passage_drugs(i)
+        if drugs and about and not drugs & about:
+            continue
+        if units and len(units & p.units) / len(units) >= threshold * _TIMES_TOGETHER:
+            return i
+    return None
+
+
 def ground(
     units: frozenset[str],
     found: Sequence[Quantity],
@@ -385,6 +440,10 @@ def ground(
     missing = _missing(found, keys, numbers, bare_numbers)
     best, support = _best_support(units, evidence, indices)
     grounded = not missing and support >= threshold
+    if not grounded and not missing:
+        together = _times_together(units, found, evidence, indices, drugs, threshold)
+        if together is not None:
+            grounded, best = True, together
     return Verdict(grounded, round(support, 6), best, missing, (), missing)
 
 
@@ -419,7 +478,7 @@ def ground_medical(
             best = cited[0].passage
             break
     # An open reading no passage speaks about decides nothing beside readings that do.
-    deciding = [c for c in comparisons if not (c.reading.open and c.status == "unknown")]
+    deciding = [c for c in comparisons if not decides_nothing(c)]
     status = worst([c.status for c in deciding or comparisons])
     grounded = status == "supported" and not missing
     return Verdict(grounded, round(max(support, 0.0), 6), best, shown, comparisons, missing)

@@ -43,7 +43,14 @@ from services.evaluation import faithfulness
 from services.grounding.citations import check_citations, resolve
 from services.grounding.claims import AtomicClaim, atomic_claims, fact_checks
 from services.grounding.config import GroundingConfig
-from services.grounding.evidence import UNNAMED, Evidence, Verdict, ground, ground_medical
+from services.grounding.evidence import (
+    UNNAMED,
+    Evidence,
+    Verdict,
+    decides_nothing,
+    ground,
+    ground_medical,
+)
 from services.grounding.extractors import ExtractorSet
 from services.grounding.facts import FactRegistry
 from services.grounding.general import anchored_lazily
@@ -617,7 +624,7 @@ def _deterministic(
             doc=doc,
             weight=weight,
         )
-        if not all(c.reading.open and c.status == "unknown" for c in verdict.medical):
+        if not all(decides_nothing(c) for c in verdict.medical):
             return verdict
         # An open positive claim that no passage speaks about: grounded by its words.
     return ground(

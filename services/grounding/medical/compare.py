@@ -287,6 +287,8 @@ def _dose_facets(
             if p.reading.frequency is None or _span_ok(a.frequency, p.reading.frequency)
         ]
         differ = [p for p in stated if p not in agree]
+        if a.amount is None and _only_a_bound(a.frequency, agree, differ):
+            agree = []  # "every 6 hours" against "60 mg every 4 hours … at least 4 hours apart"
         status, clash = _facet_status(a, agree, differ, limit=False)
         statuses.append(status)
         support += agree
@@ -299,6 +301,28 @@ def _dose_facets(
     if not statuses:
         return "unknown", [], []
     return worst(statuses), support, against
+
+
+def _only_a_bound(
+    f: Span, agree: Sequence[PassageReading], differ: Sequence[PassageReading]
+) -> bool:
+    """Whether an exact frequency stated alone meets only the passages' bounds on how often
+    (at most 6 a day, from "at least 4 hours apart") while they state the regimen's own
+    frequency with its amount, another one: the bound does not make that other regimen
+    right."""
+    return (
+        f.kind == "exact"
+        and bool(agree)
+        and all(
+            p.reading.frequency is not None and p.reading.frequency.kind != "exact" for p in agree
+        )
+        and any(
+            p.reading.amount is not None
+            and p.reading.frequency is not None
+            and p.reading.frequency.kind == "exact"
+            for p in differ
+        )
+    )
 
 
 def _duration_facet(
@@ -481,26 +505,57 @@ def _per_weight(
     return status, [shown[id(p)] for p in support], [shown[id(p)] for p in against]
 
 
-def _restated(p: PassageReading) -> PassageReading | None:
-    """A passage dose restated on the other basis with its one frequency: per dose × doses a
-    day = per 24 h ("2.5 mg twice a day" says 5 mg a day), per 24 h ÷ doses a day = per dose
-    ("25–45 mg/kg/day in two divided doses" says 12.5–22.5 mg/kg per dose); ``None`` without
-    a single stated frequency (a range of doses a day restates nothing)."""
-    r, f = p.reading, p.reading.frequency
-    if r.amount is None or f is None or f.kind != "exact" or f.low != f.high or f.low <= 0:
+def _restated(p: PassageReading, passages: Sequence[PassageReading] = ()) -> PassageReading | None:
+    """A passage dose restated on the other basis with its frequency: per dose × doses a day =
+    per 24 h ("2.5 mg twice a day" says 5 mg a day), per 24 h ÷ doses a day = per dose
+    ("25–45 mg/kg/day in two divided doses" says 12.5–22.5 mg/kg per dose). The frequency is
+    the reading's own, else the one its passage's other readings of the drug and group state
+    ("1.200 mg per dag. Verdeel de dagdosis over twee innames"). A range of doses a day
+    restates a day's exact amount only, over at least two doses ("30–60 mg/kg/ngày, chia làm
+    3–4 lần" says 7.5–20 mg/kg per dose), and never a dose as a day's amount (50–100 mg 4 to
+    6 times a day is no backing for 600 mg a day); ``None`` when nothing is restated."""
+    r = p.reading
+    f = r.frequency if r.frequency is not None else _passage_frequency(p, passages)
+    if r.amount is None or f is None or f.kind != "exact" or f.low <= 0:
         return None
     basis: Basis
-    if r.basis == "dose":
-        factor, basis = f.low, "day"
-    elif r.basis == "day":
-        factor, basis = _ONE / f.low, "dose"
+    if f.low == f.high and r.basis == "dose":
+        low, high = r.amount.low * f.low, r.amount.high * f.low
+        factor, basis = f"× {format_decimal(f.low)}", "day"
+    elif r.basis == "day" and (f.low == f.high or (f.low >= 2 and r.amount.kind == "exact")):
+        low, high = r.amount.low / f.high, r.amount.high / f.low  # divided: 3000 / 3 is 1000
+        factor, basis = f"÷ {_count_text(f)}", "dose"
     else:
         return None
-    amount = Span(
-        (r.amount.low * factor).normalize(), (r.amount.high * factor).normalize(), r.amount.kind
-    )
-    shown = f"{p.sentence} [{r.amount.text(r.unit or '')} × {format_decimal(factor)}]"
+    amount = Span(low.normalize(), high.normalize(), r.amount.kind)
+    shown = f"{p.sentence} [{r.amount.text(r.unit or '')} {factor}]"
     return replace(p, reading=replace(r, amount=amount, basis=basis), sentence=shown)
+
+
+def _count_text(f: Span) -> str:
+    lo, hi = format_decimal(f.low), format_decimal(f.high)
+    return lo if lo == hi else f"{lo}–{hi}"
+
+
+def _passage_frequency(p: PassageReading, passages: Sequence[PassageReading]) -> Span | None:
+    """The one frequency the other readings of ``p``'s passage state for the same drug and
+    group, when they state exactly one: alone ("Verdeel de dagdosis over twee innames") or
+    with an amount of the same kind (not a starting dose's "once a day" for a maximum);
+    ``None`` otherwise."""
+    r = p.reading
+    found = {
+        q.reading.frequency
+        for q in passages
+        if q.passage == p.passage
+        and q.doc_id == p.doc_id
+        and q.reading.frequency is not None
+        and q.reading.kind == "dose"
+        and (q.reading.amount is None or q.reading.qualifier == r.qualifier)
+        and q.reading.drugs == r.drugs
+        and q.reading.populations == r.populations
+        and q.reading.age == r.age
+    }
+    return found.pop() if len(found) == 1 else None
 
 
 def _allowed_groups(a: Reading, passages: Sequence[PassageReading]) -> frozenset[str]:
@@ -559,10 +614,17 @@ def compare(
         by_weight = _per_weight(a, passages, weight)
         if by_weight is not None and (status == "unknown" or by_weight[0] == "supported"):
             status, support, against = by_weight
-    if status in ("unknown", "contradicted") and a.kind == "dose" and a.basis is not None:
+    if status in ("unknown", "contradicted") and a.kind == "dose" and a.amount is not None:
         # An amount on the other basis than the passage writes it: per day for a dose taken
-        # so many times a day, or per dose for a day's amount split into so many doses.
-        restated = [r for p in passages if (r := _restated(p)) is not None]
+        # so many times a day, or per dose for a day's amount split into so many doses. An
+        # amount that names no basis ("600 mg 's ochtends en 600 mg 's avonds") is one dose:
+        # it meets a day's amount split, never doses multiplied into a day's.
+        restated = [
+            r
+            for p in passages
+            if (r := _restated(p, passages)) is not None
+            and (a.basis is not None or r.reading.basis == "dose")
+        ]
         if restated:
             both = [*passages, *restated]
             again = _judge(a, both)
