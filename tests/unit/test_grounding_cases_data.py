@@ -2,8 +2,8 @@
 
 These checks read the data only; they do not run the grounding check. They hold the set to what its
 README promises: one JSON object per line, unique ids, at least eight cases of every kind in every
-language with both tuning splits (and fifteen later held-out splits, *fresh*, *fresh2*, …
-*fresh15*, of at least twenty cases per language over every kind),
+language with both tuning splits (and sixteen later held-out splits, *fresh*, *fresh2*, …
+*fresh16*, of at least twenty cases per language over every kind),
 passages that are valid ``Passage`` wire objects, citations that are fabricated exactly where the
 kind says so, and labels that follow the kind.
 """
@@ -34,6 +34,7 @@ SPLITS = (
     "fresh13",
     "fresh14",
     "fresh15",
+    "fresh16",
 )
 #: the later held-out splits: at least so many cases per language, and per kind in each language
 MIN_FRESH_PER_LANGUAGE = 20
@@ -53,6 +54,7 @@ MIN_FRESH_PER_KIND = {
     "fresh13": 2,
     "fresh14": 2,
     "fresh15": 2,
+    "fresh16": 2,
 }
 
 #: kind -> (flagged, critical); ``None`` for critical means either (a citation case is critical
@@ -255,6 +257,7 @@ def _readme_table(section: str) -> dict[str, tuple[int, ...]]:
         ("Fresh13", ("fresh13",)),
         ("Fresh14", ("fresh14",)),
         ("Fresh15", ("fresh15",)),
+        ("Fresh16", ("fresh16",)),
     ],
 )
 def test_readme_counts_match_the_data(section: str, splits: tuple[str, ...]) -> None:
