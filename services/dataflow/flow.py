@@ -369,19 +369,27 @@ class Dataflow:
         if isinstance(memory, _Unread):
             memory = self._memory(st, conversation_id)
         due = self.reorder.due(memory, now, everything=everything, next_turn=next_turn)
-        steps = []
-        for event_id in due:
-            ident = (conversation_id, event_id)
-            if ident in self.releasing:  # released already, its records not yet acknowledged
-                continue
-            found = self.reorder.peek(st.held, conversation_id, event_id)
-            if found is None:  # gone from the store: only its entry in the memory is left
-                self._forget_held(st, conversation_id, event_id)
-                continue
-            self.releasing.add(ident)
-            step = run(*found)
-            step.unhold = (st, conversation_id, event_id)
-            steps.append(step)
+        steps: list[Step] = []
+        marked: list[tuple[str, str]] = []
+        try:
+            for event_id in due:
+                ident = (conversation_id, event_id)
+                if ident in self.releasing:  # released already, its records not yet acknowledged
+                    continue
+                found = self.reorder.peek(st.held, conversation_id, event_id)
+                if found is None:  # gone from the store: only its entry in the memory is left
+                    self._forget_held(st, conversation_id, event_id)
+                    continue
+                self.releasing.add(ident)
+                marked.append(ident)
+                step = run(*found)
+                step.unhold = (st, conversation_id, event_id)
+                steps.append(step)
+        except BaseException:
+            # None of these steps reaches a delivery: their answers stay held, and must not
+            # stay marked as being released, or no later release would try them again.
+            self.releasing.difference_update(marked)
+            raise
         return steps
 
     def _releasing_of(self, conversation_id: str) -> set[str]:
@@ -431,16 +439,29 @@ class Dataflow:
         deferred: bool = False,
         everything: bool = False,
         judge: Judging | None = None,
+        on_error: Callable[[Exception], None] | None = None,
     ) -> list[Step]:
         """Release every held answer of the partition (or run) that is due, or all of them
-        (``everything``: the end of a scan). The runners call this at their sweeps."""
+        (``everything``: the end of a scan). The runners call this at their sweeps.
+
+        A conversation whose release fails keeps its answers held (for the next sweep) and,
+        given ``on_error``, is reported there while the other conversations are released;
+        without it the error is raised, and nothing released by this call stays marked."""
         if st.held is None or not len(st.held):
             return []
         steps: list[Step] = []
         for cid in self.reorder.conversations(st.held):
-            steps += self._release(
-                cid, st, now, self._runner(st, now, deferred, judge), everything=everything
-            )
+            try:
+                steps += self._release(
+                    cid, st, now, self._runner(st, now, deferred, judge), everything=everything
+                )
+            except Exception as exc:
+                if on_error is None:  # the steps so far are not delivered either
+                    for step in steps:
+                        if step.unhold is not None:
+                            self.releasing.discard((step.unhold[1], step.unhold[2]))
+                    raise
+                on_error(exc)
         return steps
 
     def _runner(

@@ -430,11 +430,12 @@ class StreamRunner:
         now = self.clock()
         touched = self._stamp(now, partitions)
         steps: list[Step] = []
+
+        def failed(exc: Exception) -> None:  # the timer must live on; the answers stay held
+            self.errors.error("release", "releasing held answers failed", exc=exc)
+
         for st in touched:
-            try:
-                steps += self.flow.release_held(st, now=now, deferred=self.deferred)
-            except Exception as exc:  # the timer must live on; the answers stay held
-                self.errors.error("release", "releasing held answers failed", exc=exc)
+            steps += self.flow.release_held(st, now=now, deferred=self.deferred, on_error=failed)
         for step in steps:
             self._observed(step)
         self.flush(touched)

@@ -326,3 +326,81 @@ async def test_a_rebalance_while_a_release_waits_leaves_the_answer_to_the_new_ow
     assert follow_up is not None
     follow_up()
     assert len(st.held) == 0 and flow.releasing == set()
+
+
+async def test_a_release_that_fails_keeps_its_answer_held_and_lets_the_others_go(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """One conversation's release raising (a stage's bug) must neither keep the other
+    conversations' answers from going nor leave any answer marked as being released: a marked
+    answer is skipped by every later sweep, so an answer no later turn releases (its
+    conversation's last) would never have its findings published."""
+    settings = Settings(store="memory://", reorder_window_seconds=10)
+    flow = Dataflow(settings, CollectorRegistry(), clock="wall", partitions=1)
+    sink = ListSink()
+    now = [1.8e9]
+    runner = StreamRunner(flow, MemoryStates(flow), sink, clock=lambda: now[0])
+    rows = [
+        (ev("a1", 1, "assistant", f"I noted {EMAIL}.", 0, cid="c1"), b"c1"),
+        (ev("b1", 1, "assistant", f"I noted {EMAIL}.", 0, cid="c2"), b"c2"),
+    ]
+    await runner.screen(
+        [Record(line.encode(), key, "chat.events", 0, i) for i, (line, key) in enumerate(rows)]
+    )
+    held = runner.partition_state(0).held
+    assert held is not None and len(held) == 2
+    now[0] += 11
+    inline = flow._inline
+
+    def failing(event: Any, *args: Any, **kwargs: Any) -> Any:
+        if event.conversation_id == "c1":
+            raise RuntimeError("a stage's bug")
+        return inline(event, *args, **kwargs)
+
+    monkeypatch.setattr(flow, "_inline", failing)
+    released = await runner.release_held([0])
+    assert [s.event.event_id for s in released if s.event] == ["b1"]
+    assert flow.releasing == set() and len(held) == 1
+    found = [Finding.model_validate_json(v) for v in sink.values(FINDINGS)]
+    assert [f.event_id for f in found] == ["b1"]
+    monkeypatch.setattr(flow, "_inline", inline)  # fixed: the next sweep releases it
+    [again] = await runner.release_held([0])
+    assert again.event is not None and again.event.event_id == "a1"
+    assert len(held) == 0 and flow.releasing == set()
+
+
+def test_a_release_that_raises_leaves_nothing_marked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without an error callback (``vigil scan``) the error is raised, and neither the answer
+    that failed nor those released before it in the same call stay marked."""
+    settings = Settings(store="memory://", reorder_window_seconds=10)
+    flow = Dataflow(settings, CollectorRegistry(), clock="wall", partitions=1)
+    runner = StreamRunner(flow, MemoryStates(flow), ListSink(), clock=lambda: 1.8e9)
+    st = runner.partition_state(0)
+    rows = [  # a2 logged before a1: neither releases the other, a1 is released first
+        (ev("a2", 2, "assistant", f"Also {EMAIL}.", 1, cid="c1"), b"c1"),
+        (ev("a1", 1, "assistant", f"I noted {EMAIL}.", 0, cid="c1"), b"c1"),
+        (ev("b1", 1, "assistant", f"I noted {EMAIL}.", 0, cid="c2"), b"c2"),
+    ]
+    asyncio.run(
+        runner.screen(
+            [Record(line.encode(), key, "chat.events", 0, i) for i, (line, key) in enumerate(rows)]
+        )
+    )
+    inline = flow._inline
+    bugs = {"b1"}  # first another conversation's (c1's answers were released before it)
+
+    def failing(event: Any, *args: Any, **kwargs: Any) -> Any:
+        if event.event_id in bugs:
+            raise RuntimeError("a stage's bug")
+        return inline(event, *args, **kwargs)
+
+    monkeypatch.setattr(flow, "_inline", failing)
+    with pytest.raises(RuntimeError):
+        flow.release_held(st, now=1.8e9 + 11)
+    assert flow.releasing == set()
+    bugs.clear()
+    bugs.add("a2")  # then the second answer of the same conversation (after a1's)
+    with pytest.raises(RuntimeError):
+        flow.release_held(st, now=1.8e9 + 11)
+    assert flow.releasing == set()
+    assert st.held is not None and len(st.held) == 3
