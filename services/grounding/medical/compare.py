@@ -533,6 +533,7 @@ def _restated(p: PassageReading, passages: Sequence[PassageReading] = ()) -> Pas
 
 
 def _count_text(f: Span) -> str:
+    """A count of doses as the explanation shows it: "3", or "3–4" for a range."""
     lo, hi = format_decimal(f.low), format_decimal(f.high)
     return lo if lo == hi else f"{lo}–{hi}"
 
