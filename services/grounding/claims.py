@@ -617,10 +617,11 @@ def atomic_claims(
     """The answer's claims in order, with kind, citation markers, quantities and readings.
 
     ``said``: the amounts the user's question states (:class:`Quantity` keys). In an answer that
-    declines (a sentence of it is an abstention), a sentence whose amounts with a unit are all
-    the question's and that is a referral or an abstention without them ("whether 100 mg twice
-    a day suits you is for your neurologist to decide", after "Can I go up to 100 mg twice a
-    day?") hands the user's own amount back to a professional: it is no claim.
+    declines (a sentence of it is an abstention) or sends the user to urgent care, a sentence
+    whose amounts with a unit are all the question's and that is a referral or an abstention
+    without them ("whether 100 mg twice a day suits you is for your neurologist to decide",
+    after "Can I go up to 100 mg twice a day?"), or that reports to someone ("so you can tell
+    them it was 10 tablets of 30 mg"), hands the user's own amount back: it is no claim.
 
     >>> answer = "Hello! Take 500 mg every 4 hours. Do not use it with alcohol. Anything else?"
     >>> [(c.text, c.kind) for c in atomic_claims(answer, "en")]
@@ -635,6 +636,7 @@ def atomic_claims(
     strengths: dict[str, tuple[Decimal, frozenset[str]]] = {}
     handed_back: list[int] = []  # claims that hand the question's amounts back (see above)
     declines = False  # a sentence of the answer is an abstention
+    escalates = False  # a sentence of the answer sends the user to urgent care
     for sentence in split_sentences(text, language):
         said_text = sentence.text  # the sentence as it asserts (non-asserted scopes taken out)
         t = tokenize(said_text)
@@ -663,9 +665,12 @@ def atomic_claims(
 
             reason = _asserted_reason(part, t, language, found, key, content)
         declines = declines or reason == "abstention"
+        escalates = escalates or (reason == "referral" and _urgent(key, language))
         if reason is None and said and _said_back(found, said):
             own = tuple(q for q in found if q.key not in said)
-            if _skip_reason(said_text, language, own, key, content) in _HANDED_BACK:
+            if _reports(key, language) or (
+                _skip_reason(said_text, language, own, key, content) in _HANDED_BACK
+            ):
                 handed_back.append(len(claims))
         if reason == "heading":
             context_kind = _lead_in_kind(sentence.text, language)
@@ -727,9 +732,24 @@ def atomic_claims(
         )
     if declines:
         claims = [replace(c, declining=True) if c.general_test is not None else c for c in claims]
-    if declines and handed_back:
+    if (declines or escalates) and handed_back:
         return [c for i, c in enumerate(claims) if i not in handed_back]
     return claims
+
+
+def _urgent(key: str, language: str | None) -> bool:
+    """Whether a referral sends the user to urgent care ("don't wait", "wacht niet af",
+    "đừng chờ"; ``urgency`` in ``nonclaims.yaml``)."""
+    return any(has_cue(key, f.urgency) for f in _frames_for(language))
+
+
+def _reports(key: str, language: str | None) -> bool:
+    """Whether a sentence reports to someone: a verb of telling and a complementizer ("so you
+    can tell them that it was …", "zodat u kunt vertellen dat het om … gaat", "báo với nhân
+    viên y tế là …"; ``reports`` and ``report_that`` in ``nonclaims.yaml``)."""
+    return any(
+        has_cue(key, f.reports) and has_cue(key, f.report_that) for f in _frames_for(language)
+    )
 
 
 def _body_weight(q: Quantity) -> bool:

@@ -302,6 +302,10 @@ class NonclaimFrames:
     #: Words that open what an answer sets aside ("rather than the standard 10 mg", "in plaats
     #: van de gewone twee keer per dag", "thay vì 2 lần"): up to the clause's end, no claim.
     rejections: tuple[str, ...]
+    #: Verbs of telling or reporting to someone ("tell", "vertellen", "báo") and the
+    #: complementizers of what is told ("that", "dat", "là"): a sentence with both reports.
+    reports: tuple[str, ...]
+    report_that: tuple[str, ...]
 
 
 def _load_frames(path: Path) -> tuple[dict[str, NonclaimFrames], list[dict[str, object]]]:
