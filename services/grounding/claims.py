@@ -60,6 +60,7 @@ from services.grounding.lexicon import (
     REFERRAL_CUES,
     NonclaimFrames,
     cues_for,
+    frames_for,
 )
 from services.grounding.medical.lexicon import MedicalLexicon, load_lexicon
 from services.grounding.medical.names import looks_like_name
@@ -304,20 +305,11 @@ def _skip_reason(
 
 
 @lru_cache(maxsize=8)
-def _frames_for(language: str | None) -> tuple[NonclaimFrames, ...]:
-    """The nonclaim frames of ``language`` (``nonclaims.yaml``), or every language's when it
-    has none of its own."""
-    if language in NONCLAIM_FRAMES:
-        return (NONCLAIM_FRAMES[language],)
-    return tuple(NONCLAIM_FRAMES.values())
-
-
-@lru_cache(maxsize=8)
 def _elliptic_words(language: str | None) -> frozenset[str]:
     """The words an elliptic reply is made of: answer words (``ACKNOWLEDGEMENTS``) and the
     language's ``ellipsis`` words (``nonclaims.yaml``). Such a reply says yes or no to the
     question and nothing a passage could back; the sentences after it carry the claim."""
-    frames = _frames_for(language)
+    frames = frames_for(language)
     return ACKNOWLEDGEMENTS | {w for f in frames for p in f.ellipsis for w in p.split()}
 
 
@@ -326,7 +318,7 @@ def _frame(key: str, language: str | None, *, with_unit: bool) -> SkipReason | N
     nonclaims.yaml``): speaker or source + negator + verb of knowing; a hedge; a professional
     + a verb of contacting or deciding, or an urgency ("don't wait") (only without an
     amount)."""
-    frames = _frames_for(language)
+    frames = frames_for(language)
     for f in frames:
         if not has_cue(key, _FRAME_GATES[id(f)]):
             continue  # none of the phrases each branch below needs: most sentences
@@ -397,7 +389,7 @@ def _skip_gate(language: str | None) -> tuple[str, ...]:
     """Every phrase some test of :func:`_skip_reason` after the question mark needs (a
     contraindication cue, a courtesy opening, an abstention or referral phrase, a frame's
     gate): a key with none of them is not skipped for a phrase."""
-    frames = _frames_for(language)
+    frames = frames_for(language)
     return (
         *cues_for(CONTRA_CUES, language),
         *_courtesy_openings(language),
@@ -411,7 +403,7 @@ def _skip_gate(language: str | None) -> tuple[str, ...]:
 def _courtesy_openings(language: str | None) -> tuple[str, ...]:
     """Openings of courtesy: greetings and pleasantries (lexicon.py) and gladness ("glad to
     hear", "fijn dat": nonclaims.yaml), in one tuple so one pattern matches them."""
-    frames = _frames_for(language)
+    frames = frames_for(language)
     glad = tuple(p for f in frames for p in f.gladness)
     return (*cues_for(PLEASANTRY_CUES, language), *glad)
 
@@ -539,7 +531,7 @@ _COPULAS: Final = frozenset({"is", "s", "was", "bent", "zijn"})
 
 @lru_cache(maxsize=8)
 def _rejection_keys(language: str | None) -> tuple[str, ...]:
-    frames = _frames_for(language)
+    frames = frames_for(language)
     return tuple(p for f in frames for p in f.rejections)
 
 
@@ -740,7 +732,7 @@ def atomic_claims(
 def _urgent(key: str, language: str | None) -> bool:
     """Whether a referral sends the user to urgent care ("don't wait", "wacht niet af",
     "đừng chờ"; ``urgency`` in ``nonclaims.yaml``)."""
-    return any(has_cue(key, f.urgency) for f in _frames_for(language))
+    return any(has_cue(key, f.urgency) for f in frames_for(language))
 
 
 def _reports(key: str, language: str | None) -> bool:
@@ -748,7 +740,7 @@ def _reports(key: str, language: str | None) -> bool:
     can tell them that it was …", "zodat u kunt vertellen dat het om … gaat", "báo với nhân
     viên y tế là …"; ``reports`` and ``report_that`` in ``nonclaims.yaml``)."""
     return any(
-        has_cue(key, f.reports) and has_cue(key, f.report_that) for f in _frames_for(language)
+        has_cue(key, f.reports) and has_cue(key, f.report_that) for f in frames_for(language)
     )
 
 

@@ -21,6 +21,7 @@ Unknown languages use the union of all lists.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Final
 
@@ -45,6 +46,7 @@ __all__ = [
     "SynonymFile",
     "cues_for",
     "for_language",
+    "frames_for",
 ]
 
 LANGUAGES: Final = ("en", "nl", "vi")
@@ -329,6 +331,15 @@ def _load_frames(path: Path) -> tuple[dict[str, NonclaimFrames], list[dict[str, 
 NONCLAIM_FRAMES, NONCLAIM_EXAMPLES = _load_frames(
     Path(__file__).resolve().parents[2] / "rules" / "grounding" / "nonclaims.yaml"
 )
+
+
+@lru_cache(maxsize=8)
+def frames_for(language: str | None) -> tuple[NonclaimFrames, ...]:
+    """The nonclaim frames of ``language`` (``nonclaims.yaml``), or every language's when it
+    has none of its own."""
+    if language in NONCLAIM_FRAMES:
+        return (NONCLAIM_FRAMES[language],)
+    return tuple(NONCLAIM_FRAMES.values())
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
 
-from services.grounding.lexicon import LANGUAGES, NONCLAIM_FRAMES, NonclaimFrames
+from services.grounding.lexicon import LANGUAGES, frames_for
 from services.grounding.text import has_cue, names_professional, phrase_key
 from services.grounding.tokens import NUM, SYM, PhraseMatcher, Tokens
 from services.yamlload import safe_load as load_yaml
@@ -172,12 +172,6 @@ class _Sentence:
         return NUM in self.t.kinds[lo:hi]
 
 
-def _frames(language: str | None) -> tuple[NonclaimFrames, ...]:
-    if language in NONCLAIM_FRAMES:
-        return (NONCLAIM_FRAMES[language],)
-    return tuple(NONCLAIM_FRAMES.values())
-
-
 def _negated(s: _Sentence, verb: _Hit, lo: int) -> bool:
     """A negator before the verb within reach, or (Dutch) right after it ("ik weet niet of")."""
     if any(s.role("negators", max(lo, verb.start - _NEGATOR_REACH), verb.start)):
@@ -222,7 +216,7 @@ def _deferrals(s: _Sentence) -> Iterator[Scope]:
     """A professional with a deciding verb, then an open-question complementizer."""
     for verb in s.role("deciders", 0, len(s.t)):
         lo, hi = s.clause(verb.start)
-        if not any(names_professional(s.key(lo, verb.start), f) for f in _frames(s.language)):
+        if not any(names_professional(s.key(lo, verb.start), f) for f in frames_for(s.language)):
             continue
         comp = next(s.role("questions", verb.stop, min(hi, verb.stop + _DEFERRAL_REACH)), None)
         if comp is not None and comp.stop < hi:
@@ -235,7 +229,7 @@ def _fronted_end(s: _Sentence, start: int, hi: int) -> int:
     for k in range(start + 1, hi):
         key = f" {s.t.words[k]} "
         if any(s.role("speakers", k, k + 1)) or any(
-            names_professional(key, f) for f in _frames(s.language)
+            names_professional(key, f) for f in frames_for(s.language)
         ):
             return k
     return hi
@@ -245,7 +239,7 @@ def _matrix_declines(s: _Sentence, lo: int, hi: int) -> bool:
     """Whether ``[lo, hi)`` refers, refuses or hedges (``nonclaims.yaml``): a professional with
     a verb of contacting or deciding, a speaker with a negator and a verb of knowing, a hedge."""
     key = s.key(lo, hi)
-    for f in _frames(s.language):
+    for f in frames_for(s.language):
         if names_professional(key, f) and has_cue(key, f.contact_verbs):
             return True
         if has_cue(key, f.speakers) and has_cue(key, f.negators) and has_cue(key, f.verbs):
