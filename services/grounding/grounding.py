@@ -54,7 +54,7 @@ from services.grounding.evidence import (
 from services.grounding.extractors import ExtractorSet
 from services.grounding.facts import FactRegistry
 from services.grounding.general import anchored_lazily
-from services.grounding.medical.compare import Comparison, PassageReading
+from services.grounding.medical.compare import Comparison, PassageReading, age_within
 from services.grounding.medical.context import safety_free, sentence_context
 from services.grounding.medical.lexicon import MedicalLexicon, load_lexicon, spelling_key
 from services.grounding.medical.reading import (
@@ -559,8 +559,7 @@ def _turned_down(claims: list[AtomicClaim], carry: Carry | None) -> frozenset[st
 
 def _holds(band: tuple[Decimal | None, Decimal | None], age: Decimal) -> bool:
     """Whether an age band ("under 12": up to 12, not included; "aged 7": 7) holds ``age``."""
-    lo, hi = band
-    return (lo is None or lo <= age) and (hi is None or age < hi or age == lo)
+    return age_within(age, band) or age == band[0]
 
 
 def _counts_by_passage_strength(claims: list[AtomicClaim], evidence: Evidence) -> list[AtomicClaim]:

@@ -31,7 +31,7 @@ from typing import Final, Literal
 from services.grounding.medical.reading import NEGATIVE, Basis, Reading, Span
 from services.grounding.quantities import format_decimal
 
-__all__ = ["Comparison", "PassageReading", "Status", "compare", "worst"]
+__all__ = ["Comparison", "PassageReading", "Status", "age_within", "compare", "worst"]
 
 Status = Literal["supported", "contradicted", "unknown", "conflict"]
 _ORDER: Final[dict[str, int]] = {"supported": 0, "unknown": 1, "conflict": 2, "contradicted": 3}
@@ -578,7 +578,9 @@ def _allowed_groups(a: Reading, passages: Sequence[PassageReading]) -> frozenset
     )
 
 
-def _age_within(age: Decimal, band: tuple[Decimal | None, Decimal | None]) -> bool:
+def age_within(age: Decimal, band: tuple[Decimal | None, Decimal | None]) -> bool:
+    """Whether an age band (``(min, max)`` years, the max not included: "under 12") holds
+    ``age``."""
     return (band[0] is None or band[0] <= age) and (band[1] is None or age < band[1])
 
 
@@ -600,7 +602,7 @@ def _advised_against(a: Reading, passages: Sequence[PassageReading]) -> list[Pas
         and p.reading.conditions <= _AGE_GROUPS
         and a.populations & p.reading.populations
         and _drugs_ok(a, p.reading)
-        and _age_within(age, p.reading.age)
+        and age_within(age, p.reading.age)
     ]
 
 
