@@ -23,6 +23,12 @@ too. So in this mode:
   A commit between a batch's sends and its acknowledgement would commit the batch's records
   but not its input offsets; after a crash, or on the partition's next owner, the batch would
   run again and its records would be there twice.
+- **Recovery reads to the broker's last stable offset** (:meth:`ScopedConsumer.highwaters`).
+  faust-streaming, in a transaction, takes a changelog partition's end from aiokafka's cached
+  last stable offset, which is ``None`` until the consumer has fetched from that partition:
+  Faust reads that as an empty partition, recovers nothing of it and goes on with whatever the
+  local store holds (nothing on a new machine; on the same data dir, the state without the
+  writes of the transactions committed last). The worker asks the broker instead.
 - **Outside a batch scope, nothing is transactional** (:class:`ScopedTransactionManager`). A
   timer's tombstones, a tick, a reviewer's claim answered by the API: sent at once, outside any
   transaction. In a transaction they would wait for the next commit of their partition, which
@@ -58,6 +64,7 @@ __all__ = [
     "ScopedTransactionManager",
     "Transactions",
     "current_transaction",
+    "last_stable_offsets",
 ]
 
 
@@ -98,9 +105,26 @@ class ScopedTransactionManager(TransactionManager):
         )
 
 
+async def last_stable_offsets(consumer: Any, partitions: Sequence[TP]) -> dict[TP, int]:
+    """The end of each partition for a ``read_committed`` reader, asked of the broker (a
+    ListOffsets request carries the consumer's isolation level: the answer is the last stable
+    offset), never aiokafka's value cached from the last fetch."""
+    ends = await consumer.end_offsets(list(partitions))
+    return {TP(tp.topic, tp.partition): int(offset) for tp, offset in ends.items()}
+
+
 class ScopedConsumer(BatchConsumer):
     """The worker's consumer (:class:`~services.streaming.batches.BatchConsumer`) whose commits
-    wait for the batch scope in progress."""
+    wait for the batch scope in progress, and whose recovery reads every changelog partition
+    to its end."""
+
+    async def highwaters(self, *partitions: TP) -> Mapping[TP, int]:
+        """The last stable offset of each partition, from the broker (see the module
+        docstring: Faust's own answer is ``None`` for a partition not yet fetched from, and
+        its recovery then reads nothing of it)."""
+        thread = self._thread
+        consumer = thread._ensure_consumer()
+        return await thread.call_thread(last_stable_offsets, consumer, list(partitions))
 
     async def commit(
         self, topics: TPorTopicSet | None = None, start_new_transaction: bool = True

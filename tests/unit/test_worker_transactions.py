@@ -15,6 +15,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from faust.types import TP
 from prometheus_client import CollectorRegistry
 
 from services.settings import Settings
@@ -320,3 +321,35 @@ async def test_a_sweep_reads_the_state_only_when_something_can_be_due() -> None:
     assert empty.expire(now=250.0) == 0 and reads[-1] == 0  # not due: not read
     assert empty.expire(now=210.0 + 100.0 * (1 + 2 * EXPIRY_SLACK)) == 1
     assert reads[-1] == 1 and list(empty) == []
+
+
+def test_recovery_reads_each_changelog_partition_to_the_end_the_broker_gives() -> None:
+    """Faust's consumer, in a transaction, answers ``highwaters`` from aiokafka's cached last
+    stable offset (``None`` before the first fetch: recovery then reads nothing); the worker's
+    asks the broker (``end_offsets`` of a ``read_committed`` consumer). The broker's side is
+    ``tests/integration/test_recovery_highwaters.py``."""
+
+    class Aiokafka:
+        def last_stable_offset(self, tp: TP) -> int | None:
+            return None  # nothing fetched yet
+
+        async def end_offsets(self, partitions: list[TP]) -> dict[TP, int]:
+            return {tp: 100 + tp.partition for tp in partitions}
+
+    class Thread:  # Faust's consumer thread: calls run on its own loop
+        def __init__(self) -> None:
+            self.calls = 0
+
+        def _ensure_consumer(self) -> Aiokafka:
+            return Aiokafka()
+
+        async def call_thread(self, fun: Any, *args: Any) -> Any:
+            self.calls += 1
+            return await fun(*args)
+
+    consumer = ScopedConsumer.__new__(ScopedConsumer)
+    thread = Thread()
+    consumer._thread = thread  # type: ignore[assignment]
+    tps = [TP("vigil-state-changelog", 0), TP("vigil-state-changelog", 3)]
+    assert asyncio.run(consumer.highwaters(*tps)) == {tps[0]: 100, tps[1]: 103}
+    assert thread.calls == 1
