@@ -22,9 +22,11 @@ and ``--cycle-shift`` spaces the example log's cycles in time (``BENCHMARKS.md``
     taskset -c 1 .venv/bin/python benchmarks/worker_inprocess.py --mix examples --events 200000 \
         --store rocksdb --tick-every 10000 --segment 25000 --cycle-shift 414
 
-``evalset_sha256`` hashes every eval-set record sent, in order: a change meant to leave the
-worker's outputs as they were must leave it as it was. Pin ``PYTHONHASHSEED`` to compare two
-runs (a summary's categories are a set, serialised in the order of the strings' hashes).
+``evalset_sha256`` hashes every eval-set record sent, in order, and ``findings_sha256`` every
+record of every channel (findings, review, checks, samples, decisions, cases …), in order,
+encoded: a change meant to leave the worker's outputs as they were must leave both as they
+were. Pin ``PYTHONHASHSEED`` to compare two runs (a summary's categories are a set, serialised
+in the order of the strings' hashes).
 """
 
 from __future__ import annotations
@@ -75,6 +77,8 @@ class LoopSink:
         self.counts: dict[str, int] = defaultdict(int)
         self.bytes = 0
         self.digest = hashlib.sha256()
+        #: Every record of every channel, in the order sent (channel, partition, key, value).
+        self.findings = hashlib.sha256()
         #: Encodes eval-set cases (timed apart by :class:`Split`: the producer's share).
         self.encode = encode
 
@@ -84,8 +88,11 @@ class LoopSink:
             self.queued[emit.channel].append(emit)
         else:
             self.bytes += len(data or b"")
+        parts = (emit.channel.encode(), str(emit.partition).encode(), emit.key, data)
+        for part in parts:
+            self.findings.update(b"-" if part is None else len(part).to_bytes(8, "big") + part)
         if emit.channel.startswith("evalset."):
-            for part in (emit.channel.encode(), str(emit.partition).encode(), emit.key, data):
+            for part in parts:
                 self.digest.update(b"-" if part is None else len(part).to_bytes(8, "big") + part)
         self.counts[emit.channel] += 1
         fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
@@ -348,6 +355,7 @@ async def _run(
         "events_per_cpu_s": round(len(lines) / cpu, 1),
         "emits": dict(sink.counts),
         "evalset_sha256": sink.digest.hexdigest(),
+        "findings_sha256": sink.findings.hexdigest(),
         "evalset_us_per_event": split.per_event(len(lines)),
         "maxrss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "segments": segments,
