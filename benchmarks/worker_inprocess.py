@@ -55,6 +55,7 @@ import _common as C
 import _procs as P
 from prometheus_client import CollectorRegistry
 
+from services.cyclegc import tune_collector
 from services.dataflow.flow import CHECKS, Dataflow
 from services.dataflow.partitioning import partition_of
 from services.dataflow.records import Emit, encode
@@ -258,6 +259,7 @@ async def _run(
 ) -> dict[str, Any]:
     folder = Path(tempfile.mkdtemp())
     settings = Settings(store="rocksdb://" if store == "rocksdb" else "memory://", data_dir=folder)
+    tune_collector(settings.gc_gen0_threshold)  # as `vigil worker` does at start
     flow = Dataflow(settings, CollectorRegistry(), clock="wall", partitions=partitions)
     sink = LoopSink()
     states: Any = MemoryStates(flow)
