@@ -23,7 +23,7 @@ def test_the_setting_raises_the_youngest_generation_and_keeps_the_older_ones() -
     gc.set_threshold(700, 10, 10)
     before = tune_collector(Settings().gc_gen0_threshold)
     assert before == (700, 10, 10)
-    assert gc.get_threshold() == (10_000, 10, 10)
+    assert gc.get_threshold() == (50_000, 10, 10)
 
 
 def test_zero_keeps_cpythons_threshold() -> None:
