@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import gc
 import hashlib
 import io
 import json
@@ -242,6 +243,27 @@ def _rocks_states(flow: Dataflow, settings: Settings, folder: Path) -> Any:
     return FaustStates(backend, flow.specs), backend
 
 
+class GcTime:
+    """CPU seconds and count of the cyclic collector's collections by generation, while
+    installed (``gc.callbacks``): cProfile charges a collection to whichever allocation
+    triggered it, so it never shows as a line of its own (``BENCHMARKS.md`` section 12)."""
+
+    def __init__(self) -> None:
+        self.cpu = [0.0, 0.0, 0.0]
+        self.count = [0, 0, 0]
+        self._start = 0.0
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._start = time.process_time()
+        else:
+            self.cpu[info["generation"]] += time.process_time() - self._start
+            self.count[info["generation"]] += 1
+
+    def report(self) -> dict[str, Any]:
+        return {"cpu_s": round(sum(self.cpu), 3), "collections": self.count}
+
+
 def _rss_mib() -> float:
     """The process's resident memory now, MiB."""
     return round((P.tree_rss_kib(os.getpid()) or 0) / 1024, 1)
@@ -307,6 +329,8 @@ async def _run(
     # with ``tick_every``, the sampler's timer (closing and retiring periods) every so many
     # events, as the worker's fires every 30 s.
     cursors = dict.fromkeys(per_part, 0)
+    collector = GcTime()
+    gc.callbacks.append(collector)
     cpu0 = time.process_time()
     wall0 = time.perf_counter()
     done = ticked = 0
@@ -346,6 +370,7 @@ async def _run(
     await drain_internal()
     cpu = time.process_time() - cpu0
     wall = time.perf_counter() - wall0
+    gc.callbacks.remove(collector)
     if backend is not None:
         backend.store.close()
     shutil.rmtree(folder, ignore_errors=True)
@@ -359,6 +384,7 @@ async def _run(
         "evalset_sha256": sink.digest.hexdigest(),
         "findings_sha256": sink.findings.hexdigest(),
         "evalset_us_per_event": split.per_event(len(lines)),
+        "gc": collector.report(),
         "maxrss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "segments": segments,
     }
