@@ -22,9 +22,11 @@ and ``--cycle-shift`` spaces the example log's cycles in time (``BENCHMARKS.md``
     taskset -c 1 .venv/bin/python benchmarks/worker_inprocess.py --mix examples --events 200000 \
         --store rocksdb --tick-every 10000 --segment 25000 --cycle-shift 414
 
-``evalset_sha256`` hashes every eval-set record sent, in order: a change meant to leave the
-worker's outputs as they were must leave it as it was. Pin ``PYTHONHASHSEED`` to compare two
-runs (a summary's categories are a set, serialised in the order of the strings' hashes).
+``evalset_sha256`` hashes every eval-set record sent, in order, and ``findings_sha256`` every
+record of every channel (findings, review, checks, samples, decisions, cases …), in order,
+encoded: a change meant to leave the worker's outputs as they were must leave both as they
+were. Pin ``PYTHONHASHSEED`` to compare two runs (a summary's categories are a set, serialised
+in the order of the strings' hashes).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import gc
 import hashlib
 import io
 import json
@@ -53,6 +56,7 @@ import _common as C
 import _procs as P
 from prometheus_client import CollectorRegistry
 
+from services.cyclegc import tune_collector
 from services.dataflow.flow import CHECKS, Dataflow
 from services.dataflow.partitioning import partition_of
 from services.dataflow.records import Emit, encode
@@ -75,6 +79,8 @@ class LoopSink:
         self.counts: dict[str, int] = defaultdict(int)
         self.bytes = 0
         self.digest = hashlib.sha256()
+        #: Every record of every channel, in the order sent (channel, partition, key, value).
+        self.findings = hashlib.sha256()
         #: Encodes eval-set cases (timed apart by :class:`Split`: the producer's share).
         self.encode = encode
 
@@ -84,8 +90,11 @@ class LoopSink:
             self.queued[emit.channel].append(emit)
         else:
             self.bytes += len(data or b"")
+        parts = (emit.channel.encode(), str(emit.partition).encode(), emit.key, data)
+        for part in parts:
+            self.findings.update(b"-" if part is None else len(part).to_bytes(8, "big") + part)
         if emit.channel.startswith("evalset."):
-            for part in (emit.channel.encode(), str(emit.partition).encode(), emit.key, data):
+            for part in parts:
                 self.digest.update(b"-" if part is None else len(part).to_bytes(8, "big") + part)
         self.counts[emit.channel] += 1
         fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
@@ -234,6 +243,27 @@ def _rocks_states(flow: Dataflow, settings: Settings, folder: Path) -> Any:
     return FaustStates(backend, flow.specs), backend
 
 
+class GcTime:
+    """CPU seconds and count of the cyclic collector's collections by generation, while
+    installed (``gc.callbacks``): cProfile charges a collection to whichever allocation
+    triggered it, so it never shows as a line of its own (``BENCHMARKS.md`` section 12)."""
+
+    def __init__(self) -> None:
+        self.cpu = [0.0, 0.0, 0.0]
+        self.count = [0, 0, 0]
+        self._start = 0.0
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._start = time.process_time()
+        else:
+            self.cpu[info["generation"]] += time.process_time() - self._start
+            self.count[info["generation"]] += 1
+
+    def report(self) -> dict[str, Any]:
+        return {"cpu_s": round(sum(self.cpu), 3), "collections": self.count}
+
+
 def _rss_mib() -> float:
     """The process's resident memory now, MiB."""
     return round((P.tree_rss_kib(os.getpid()) or 0) / 1024, 1)
@@ -251,6 +281,7 @@ async def _run(
 ) -> dict[str, Any]:
     folder = Path(tempfile.mkdtemp())
     settings = Settings(store="rocksdb://" if store == "rocksdb" else "memory://", data_dir=folder)
+    tune_collector(settings.gc_gen0_threshold)  # as `vigil worker` does at start
     flow = Dataflow(settings, CollectorRegistry(), clock="wall", partitions=partitions)
     sink = LoopSink()
     states: Any = MemoryStates(flow)
@@ -298,6 +329,8 @@ async def _run(
     # with ``tick_every``, the sampler's timer (closing and retiring periods) every so many
     # events, as the worker's fires every 30 s.
     cursors = dict.fromkeys(per_part, 0)
+    collector = GcTime()
+    gc.callbacks.append(collector)
     cpu0 = time.process_time()
     wall0 = time.perf_counter()
     done = ticked = 0
@@ -337,6 +370,7 @@ async def _run(
     await drain_internal()
     cpu = time.process_time() - cpu0
     wall = time.perf_counter() - wall0
+    gc.callbacks.remove(collector)
     if backend is not None:
         backend.store.close()
     shutil.rmtree(folder, ignore_errors=True)
@@ -348,7 +382,9 @@ async def _run(
         "events_per_cpu_s": round(len(lines) / cpu, 1),
         "emits": dict(sink.counts),
         "evalset_sha256": sink.digest.hexdigest(),
+        "findings_sha256": sink.findings.hexdigest(),
         "evalset_us_per_event": split.per_event(len(lines)),
+        "gc": collector.report(),
         "maxrss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "segments": segments,
     }

@@ -15,6 +15,7 @@ from rich.table import Table
 
 from services.commands.evalset import eval_app, evalset_app
 from services.commands.review import review_app
+from services.cyclegc import tune_collector
 from services.settings import Settings
 
 __all__ = ["app", "main"]
@@ -137,6 +138,7 @@ def scan(
         pipeline = Pipeline(settings)
     except (PackError, FactError, ExtractorError, ValueError) as exc:
         raise _fail(str(exc)) from None
+    tune_collector(settings.gc_gen0_threshold)
     bar = sys.stderr if progress and sys.stderr.isatty() else None
     try:
         summary = run_scan(files, out_dir, settings, progress=bar, pipeline=pipeline)
@@ -283,6 +285,7 @@ def worker(
 
     settings = _settings(web_port=web_port)
     _refuse_dev_keys(settings)
+    tune_collector(settings.gc_gen0_threshold)
     # Everything the worker writes (RocksDB state holds masked chat context) is private.
     os.umask(0o077)
 

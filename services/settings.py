@@ -91,6 +91,12 @@ class Settings(BaseSettings):
     #: ``malloc_trim``; without it the resident set creeps up with every event: ``BENCHMARKS.md``
     #: sections 9 and 10); 0 never does. Nothing to trim where jemalloc is preloaded.
     heap_trim_seconds: float = Field(default=30.0, ge=0)
+    #: Allocations of container objects (net) between two collections of the youngest
+    #: generation of Python's cyclic garbage collector (CPython's default is 700, which made
+    #: collections ~15 % of the dataflow's CPU while finding next to nothing:
+    #: ``services/cyclegc.py``); 0 keeps CPython's. ``vigil worker`` and ``vigil scan`` apply
+    #: it at start.
+    gc_gen0_threshold: int = Field(default=50_000, ge=0)
     #: RocksDB's memory in one worker, whatever the number of table partitions it holds: one
     #: block cache shared by all of them (index and filter blocks in it), with every
     #: partition's memtables charged to it; a memtable is flushed when all of them together

@@ -145,6 +145,12 @@ class KeyedStore(MutableMapping[str, bytes]):
     def discard(self) -> None:
         """Drop buffered writes not yet flushed (a no-op where writes are immediate)."""
 
+    def hold_reads(self, on: bool) -> None:
+        """``True``: from now until ``hold_reads(False)``, :meth:`flush` or :meth:`discard`,
+        a key read again is answered from the first read (a miss too) unless it was written
+        since; ``False``: forget them. A runner holds reads for one batch, during which nothing
+        else writes the store (a no-op where reads cost nothing: in memory)."""
+
     def close(self) -> None:
         """Release what the store holds open."""
 

@@ -125,6 +125,13 @@ def unpack(record: Record, model: type[M]) -> list[M]:
     return [model.model_validate_json(value)]
 
 
+def _hold_reads(states: Iterable[PartitionState], on: bool) -> None:
+    """:meth:`KeyedStore.hold_reads` on every store of ``states``."""
+    for st in states:
+        for store in st.stores():
+            store.hold_reads(on)
+
+
 class States(Protocol):
     """The stores of each partition: one :class:`KeyedStore` per (kind, partition)."""
 
@@ -410,17 +417,23 @@ class StreamRunner:
         now = self.clock()
         touched = self._stamp(now, {r.partition for r in records})
         steps: list[Step] = []
-        for record in records:
-            st = self.partition_state(record.partition)
-            try:
-                if self.deferred:
-                    step = self.flow.screen_deferred(record.value, record.source(), st, now=now)
-                else:
-                    step = self.flow.process(record.value, record.source(), st, now=now)
-            except Exception as exc:  # a bug must not stop the worker nor lose the message
-                step = self._dead(record, "screening", exc)
-            self._observed(step)
-            steps.append(step)
+        # No await until the flush: nothing else writes these stores meanwhile, so a key read
+        # again in the batch (another event of the conversation) is answered from memory.
+        _hold_reads(touched, True)
+        try:
+            for record in records:
+                st = self.partition_state(record.partition)
+                try:
+                    if self.deferred:
+                        step = self.flow.screen_deferred(record.value, record.source(), st, now=now)
+                    else:
+                        step = self.flow.process(record.value, record.source(), st, now=now)
+                except Exception as exc:  # a bug must not stop the worker nor lose the message
+                    step = self._dead(record, "screening", exc)
+                self._observed(step)
+                steps.append(step)
+        finally:
+            _hold_reads(touched, False)
         self.flush(touched)
         await self.deliver(self.flow.delivery(d for s in steps for d in s.chain()))
         return steps

@@ -341,6 +341,9 @@ class TableStore(KeyedStore):
         self._prefix = f"{partition}|{spec.kind}|"
         self._bprefix = self._prefix.encode()
         self._buffer: dict[str, Any] = {}
+        #: What the backend returned for each key read since :meth:`hold_reads` (a miss as
+        #: ``None``), while reads are held: at most the keys one batch reads, for one batch.
+        self._reads: dict[str, bytes | None] | None = None
         #: What the last full sweep left: how many keys, and the oldest write among them (the
         #: sweep's own time when none is left; ``None``: no sweep since this store was opened);
         #: and the writes flushed since.
@@ -356,8 +359,21 @@ class TableStore(KeyedStore):
         hit = self._buffer.get(key)
         if hit is not None:
             return default if hit is _DELETED else hit
-        raw = self.backend.get(self.partition, self._key(key))
+        reads = self._reads
+        if reads is None:
+            raw = self.backend.get(self.partition, self._key(key))
+        elif key in reads:
+            raw = reads[key]
+        else:
+            raw = reads[key] = self.backend.get(self.partition, self._key(key))
         return default if raw is None else raw[_STAMP.size :]
+
+    def hold_reads(self, on: bool) -> None:
+        """Most keys a batch reads are read again by a later event of the same conversation
+        in that batch, and most are misses (an event id not seen, a conversation not selected,
+        no memory): each read is a RocksDB lookup. A write goes to the buffer, which reads see
+        first, so a held read is never older than the store's own value within the batch."""
+        self._reads = {} if on else None
 
     def __getitem__(self, key: str) -> bytes:
         value = self.get(key)
@@ -421,6 +437,8 @@ class TableStore(KeyedStore):
     # ------------------------------------------------------------------ lifecycle
 
     def flush(self) -> None:
+        if self._reads:
+            self._reads.clear()  # the backend changes now
         if not self._buffer:
             return
         stamp = _STAMP.pack(self.now)
@@ -433,6 +451,7 @@ class TableStore(KeyedStore):
     def discard(self) -> None:
         """Drop buffered writes (the batch failed and will be processed again)."""
         self._buffer.clear()
+        self._reads = None
 
     def _sweep(self, cutoff: float, max_entries: int) -> tuple[int, int]:
         """Delete what is due, reading the kind's keys only when something can be.
