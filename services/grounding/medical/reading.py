@@ -698,9 +698,14 @@ def _clause_polarity(
     if frames:  # "nothing suggests … would be a problem": one more negator in every scope
         negated = _framed(negated, frames)
     votes: list[Polarity] = []
+    advice = _advised_change(cues, clause, neg_at, negated)
+    if advice:
+        votes.append("allowed")  # "no dose adjustment is recommended": the usual use is fine
     for s, e, cue in cues:
         if not clause[0] <= s < clause[1]:
             continue
+        if advice and cue.kind == "pol" and cue.value in _ADVICE:
+            continue  # it advises on the dose change, not on the use
         if cue.kind == "pol":
             value: Polarity = cue.value  # type: ignore[assignment]
             votes.append(flip(value) if negated(neg_at, s, e, clause) else value)
@@ -728,6 +733,40 @@ def _clause_polarity(
     if negatives:
         return max(negatives, key=lambda v: _STRENGTH[v])
     return votes[0] if votes else None
+
+
+#: Polarity values that advise on an action: beside a dose change they are about the change.
+_ADVICE: Final = frozenset({"recommended", "not_recommended"})
+
+
+def _advised_change(
+    cues: list[tuple[int, int, Cue]],
+    clause: tuple[int, int],
+    neg_at: Sequence[int],
+    negated: Callable[[Sequence[int], int, int, tuple[int, int]], bool],
+) -> bool:
+    """Whether the clause advises against changing the dose: a dose change and a
+    recommendation about it ("No dose adjustment is recommended in renal impairment", "Er wordt
+    geen dosisaanpassing aanbevolen", "Không khuyến cáo điều chỉnh liều"), with one negation
+    between them: the change's own negator, the recommendation's, or a phrase that holds its
+    own ("not recommended"), each counted once. The usual use is then allowed; the
+    recommendation is not read as one about using the drug."""
+    changes = [(s, e) for s, e, c in cues if c.kind == "change" and clause[0] <= s < clause[1]]
+    advice = [
+        (s, e, c)
+        for s, e, c in cues
+        if c.kind == "pol" and c.value in _ADVICE and clause[0] <= s < clause[1]
+    ]
+    if not changes or not advice:
+        return False
+    scoped = {
+        k
+        for s, e in [*changes, *((s, e) for s, e, _ in advice)]
+        for k in neg_at
+        if negated([k], s, e, clause)
+    }
+    own = sum(1 for _, _, c in advice if c.value == "not_recommended")
+    return (len(scoped) + own) % 2 == 1
 
 
 def _framed(
