@@ -50,3 +50,77 @@ def test_no_dose_adjustment_recommended_allows_the_use(
 ) -> None:
     assert critical(report(flipped, passages, language))
     assert not critical(report(right, passages, language))
+
+
+# --- a day's total in the answer's own words ------------------------------------------------
+
+_SPREAD = [
+    (
+        [
+            "Tavomin 250 mg tablets. Adults: 250 mg twice a day, one in the morning and one "
+            "at night."
+        ],
+        "Take one 250 mg Tavomin tablet in the morning and another at night, so 500 mg "
+        "spread over the day.",
+        "Take one 250 mg Tavomin tablet in the morning and another at night, so 750 mg "
+        "spread over the day.",
+        "en",
+    ),
+    (
+        ["Tavomin 250 mg tabletten. Volwassenen: tweemaal daags 250 mg, 's ochtends en 's avonds."],
+        "Neem 's ochtends een tablet Tavomin van 250 mg en 's avonds nog een, samen 500 mg over "
+        "de hele dag.",
+        "Neem 's ochtends een tablet Tavomin van 250 mg en 's avonds nog een, samen 750 mg over "
+        "de hele dag.",
+        "nl",
+    ),
+]
+
+
+@pytest.mark.parametrize(("passages", "right", "wrong", "language"), _SPREAD)
+def test_a_total_spread_over_the_day_is_a_days_amount(
+    passages: list[str], right: str, wrong: str, language: str
+) -> None:
+    assert not critical(report(right, passages, language))
+    assert critical(report(wrong, passages, language))
+
+
+# --- a passage's one exact count of doses beside a bound on how often -----------------------
+
+_COUNT_AND_BOUND = [
+    (
+        [
+            "Tavomin syrup 10 mg/5 ml. Children over 2 years: 3 times a day, at least 6 hours "
+            "apart; children of 10 to 20 kg: 4 ml per dose."
+        ],
+        "For a child of 14 kg the syrup is 4 ml per dose, 3 times a day, so 12 ml a day.",
+        "For a child of 14 kg the syrup is 4 ml per dose, 3 times a day, so 16 ml a day.",
+        "en",
+    ),
+    (
+        [
+            "Tavomin siroop 10 mg/5 ml. Kinderen vanaf 2 jaar: 3 maal per dag, minstens 6 uur "
+            "tussen de doses; kinderen van 10 tot 20 kg: 4 ml per keer."
+        ],
+        "Voor een kind van 14 kg is het 4 ml per keer, 3 maal per dag, dus 12 ml per dag.",
+        "Voor een kind van 14 kg is het 4 ml per keer, 3 maal per dag, dus 16 ml per dag.",
+        "nl",
+    ),
+    (
+        [
+            "Siro Tavomin 10 mg/5 ml. Trẻ em trên 2 tuổi: ngày 3 lần, cách nhau ít nhất 6 giờ; "
+            "trẻ 10–20 kg: 4 ml/lần."
+        ],
+        "Trẻ 14 kg uống 4 ml mỗi lần, ngày 3 lần, tức là 12 ml mỗi ngày.",
+        "Trẻ 14 kg uống 4 ml mỗi lần, ngày 3 lần, tức là 16 ml mỗi ngày.",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("passages", "right", "wrong", "language"), _COUNT_AND_BOUND)
+def test_a_days_total_uses_the_count_beside_a_bound(
+    passages: list[str], right: str, wrong: str, language: str
+) -> None:
+    assert not critical(report(right, passages, language))
+    assert critical(report(wrong, passages, language))

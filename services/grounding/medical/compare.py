@@ -541,7 +541,8 @@ def _count_text(f: Span) -> str:
 def _passage_frequency(p: PassageReading, passages: Sequence[PassageReading]) -> Span | None:
     """The one frequency the other readings of ``p``'s passage state for the same drug and
     group, when they state exactly one: alone ("Verdeel de dagdosis over twee innames") or
-    with an amount of the same kind (not a starting dose's "once a day" for a maximum);
+    with an amount of the same kind (not a starting dose's "once a day" for a maximum), or one
+    exact count beside bounds that hold it ("3 times a day, at least 6 hours apart");
     ``None`` otherwise."""
     r = p.reading
     found = {
@@ -556,7 +557,22 @@ def _passage_frequency(p: PassageReading, passages: Sequence[PassageReading]) ->
         and q.reading.populations == r.populations
         and q.reading.age == r.age
     }
-    return found.pop() if len(found) == 1 else None
+    return found.pop() if len(found) == 1 else _exact_within_bounds(found)
+
+
+def _exact_within_bounds(found: set[Span]) -> Span | None:
+    """The one exact frequency of ``found`` when the others are only bounds that hold it (at
+    most 4 a day, from "at least 6 hours apart", beside "3 times a day"); ``None`` otherwise."""
+    exact = [f for f in found if f.kind == "exact"]
+    if len(exact) != 1:
+        return None
+    (count,) = exact
+    bounds = found - {count}
+    held = all(
+        (b.kind == "max" and count.high <= b.high) or (b.kind == "min" and count.low >= b.low)
+        for b in bounds
+    )
+    return count if held else None
 
 
 def _allowed_groups(a: Reading, passages: Sequence[PassageReading]) -> frozenset[str]:
