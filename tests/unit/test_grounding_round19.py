@@ -124,3 +124,41 @@ def test_a_days_total_uses_the_count_beside_a_bound(
 ) -> None:
     assert not critical(report(right, passages, language))
     assert critical(report(wrong, passages, language))
+
+
+# --- a passage's dose for an age group backs the use in that group ----------------------------
+
+_DOSED_GROUP = [
+    (
+        ["Tavomin 0.5 mg/ml eye drops. Adults and children from 6 years: 1 drop twice a day."],
+        "Yes, Tavomin may be used from 6 years on, so also by your son of 8.",
+        "Yes, Tavomin may be used from 3 years on, so also by your son of 4.",
+        "en",
+    ),
+    (
+        [
+            "Tavomin 0,5 mg/ml oogdruppels. Volwassenen en kinderen vanaf 6 jaar: tweemaal "
+            "daags 1 druppel."
+        ],
+        "Ja, Tavomin mag vanaf 6 jaar gebruikt worden, dus ook door uw zoon van 8.",
+        "Ja, Tavomin mag vanaf 3 jaar gebruikt worden, dus ook door uw zoon van 4.",
+        "nl",
+    ),
+    (
+        [
+            "Tavomin 0,5 mg/ml, thuốc nhỏ mắt. Người lớn và trẻ em từ 6 tuổi: nhỏ 1 giọt, "
+            "ngày 2 lần."
+        ],
+        "Trẻ em từ 6 tuổi có thể dùng Tavomin, nên bé 8 tuổi dùng được.",
+        "Trẻ em từ 3 tuổi có thể dùng Tavomin, nên bé 4 tuổi dùng được.",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("passages", "right", "wrong", "language"), _DOSED_GROUP)
+def test_a_dose_for_an_age_group_backs_its_use_there(
+    passages: list[str], right: str, wrong: str, language: str
+) -> None:
+    assert not critical(report(right, passages, language))
+    assert critical(report(wrong, passages, language))

@@ -594,6 +594,39 @@ def _allowed_groups(a: Reading, passages: Sequence[PassageReading]) -> frozenset
     )
 
 
+def _dosed_for_group(a: Reading, passages: Sequence[PassageReading]) -> list[PassageReading]:
+    """The passage doses of the drug for the age group a positive safety claim is about, alone
+    (no risk condition: "it may be used from 3 years", "cho bé 5 tuổi uống được"), with an age
+    band that holds the answer's (both without one: any dose for the group)."""
+    if a.polarity in NEGATIVE or not a.drugs or not a.conditions:
+        return []
+    groups = a.conditions & _AGE_GROUPS
+    if groups != a.conditions:
+        return []
+    return [
+        p
+        for p in passages
+        if p.reading.kind == "dose"
+        and p.reading.amount is not None
+        and a.drugs & p.reading.drugs
+        and groups <= p.reading.populations
+        and _age_held(a.age, p.reading.age)
+    ]
+
+
+def _age_held(
+    a: tuple[Decimal | None, Decimal | None] | None, p: tuple[Decimal | None, Decimal | None] | None
+) -> bool:
+    """Whether the passage's age band holds the answer's (a single age or a band), or neither
+    states one."""
+    if a is None or p is None:
+        return a is None and p is None
+    if a[0] is not None and a[0] == a[1]:
+        return age_within(a[0], p)
+    low = a[0] if a[0] is not None else Decimal(0)
+    return (p[0] is None or low >= p[0]) and (p[1] is None or (a[1] is not None and a[1] <= p[1]))
+
+
 def age_within(age: Decimal, band: tuple[Decimal | None, Decimal | None]) -> bool:
     """Whether an age band (``(min, max)`` years, the max not included: "under 12") holds
     ``age``."""
@@ -664,6 +697,13 @@ def compare(
                 a, populations=a.populations - allowed, conditions=a.conditions - allowed
             )
             status, support, against = _judge(general, passages)
+    if status == "unknown" and a.kind == "contraindication":
+        dosed = _dosed_for_group(a, passages)
+        if dosed:
+            # No safety statement about the group, and the passages give its dose: its use is
+            # what they describe ("children from 3 years: 1 drop twice a day" backs "it may be
+            # used from 3 years")
+            status, support, against = "supported", dosed, []
     if a.age is not None and status in ("supported", "unknown"):
         advised_against = _advised_against(a, passages)
         if advised_against:
