@@ -809,6 +809,7 @@ def check(
         lambda claim, doc: _settled(
             claim, _deterministic(claim, evidence, config, doc, weight), held
         ),
+        _drug_namer(lexicon, evidence),
     )
     judged = judge_results or {}
     checks = [
@@ -833,6 +834,20 @@ def check(
         fact_checks=fact_checks(event, registry, extractors, language),
         judge_used=any(c.method == "judge" for c in checks),
     )
+
+
+def _drug_namer(
+    lexicon: MedicalLexicon | None, evidence: Evidence
+) -> Callable[[AtomicClaim], frozenset[str]]:
+    """The drugs a claim's sentence names itself, under the names the passages teach (for the
+    citation check; asked only of sentences that cite)."""
+    lex = (lexicon if lexicon is not None else load_lexicon()).with_names(evidence.names)
+
+    def named(claim: AtomicClaim) -> frozenset[str]:
+        words = tokenize(claim.text).words
+        return frozenset(inn for _, _, inn in lex.find_drugs(words, 0, len(words)))
+
+    return named
 
 
 def critical_claims(report: GroundingReport) -> list[ClaimCheck]:

@@ -162,3 +162,50 @@ def test_a_dose_for_an_age_group_backs_its_use_there(
 ) -> None:
     assert not critical(report(right, passages, language))
     assert critical(report(wrong, passages, language))
+
+
+# --- a cited leaflet of another product supports nothing of the sentence ----------------------
+
+_OTHER_PRODUCT = [
+    (
+        [
+            "Lyclear (permethrin 1%) cream rinse for head lice: apply to towel-dried hair, leave "
+            "on for 10 minutes, then rinse with water.",
+            "Fullmarks (phenothrin 0.2%) lotion for head lice: apply to towel-dried hair, leave "
+            "on for 10 minutes, then rinse with water.",
+        ],
+        "Put Lyclear on towel-dried hair, leave it on for 10 minutes and rinse with water",
+        "en",
+    ),
+    (
+        [
+            "Lyclear (permetrine 1%) crèmespoeling tegen hoofdluis: aanbrengen op handdoekdroog "
+            "haar, 10 minuten laten inwerken en daarna uitspoelen met water.",
+            "Fullmarks (fenothrine 0,2%) lotion tegen hoofdluis: aanbrengen op handdoekdroog "
+            "haar, 10 minuten laten inwerken en daarna uitspoelen met water.",
+        ],
+        "Breng Lyclear aan op handdoekdroog haar, laat het 10 minuten inwerken en spoel het "
+        "daarna uit met water",
+        "nl",
+    ),
+    (
+        [
+            "Lyclear (permethrin 1%) dầu xả trị chấy: thoa lên tóc đã lau khô, để 10 phút rồi "
+            "xả sạch bằng nước.",
+            "Fullmarks (phenothrin 0,2%) dung dịch trị chấy: thoa lên tóc đã lau khô, để 10 "
+            "phút rồi xả sạch bằng nước.",
+        ],
+        "Thoa Lyclear lên tóc đã lau khô, để 10 phút rồi xả sạch bằng nước",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("passages", "sentence", "language"), _OTHER_PRODUCT)
+def test_a_cited_leaflet_of_another_product_is_unsupported(
+    passages: list[str], sentence: str, language: str
+) -> None:
+    right = report(f"{sentence} [doc:doc-0].", passages, language)
+    wrong = report(f"{sentence} [doc:doc-1].", passages, language)
+    assert not right.unsupported_citations
+    assert [i.doc_id for i in wrong.unsupported_citations] == ["doc-1"]
