@@ -209,3 +209,44 @@ def test_a_cited_leaflet_of_another_product_is_unsupported(
     wrong = report(f"{sentence} [doc:doc-1].", passages, language)
     assert not right.unsupported_citations
     assert [i.doc_id for i in wrong.unsupported_citations] == ["doc-1"]
+
+
+# --- what a product holds per gram is a concentration, not a dose -----------------------------
+
+_HOLDS = [
+    (
+        [
+            "Psorivex ointment contains 50 micrograms of calcipotriol per gram. Apply twice a "
+            "day; use no more than 100 g of ointment a week."
+        ],
+        "Psorivex contains 50 micrograms of calcipotriol per gram of ointment.",
+        "Psorivex contains 50 milligrams of calcipotriol per gram of ointment.",
+        "en",
+    ),
+    (
+        [
+            "Psorivex zalf bevat 50 microgram calcipotriol per gram zalf. Tweemaal per dag "
+            "aanbrengen; gebruik niet meer dan 100 g zalf per week."
+        ],
+        "Psorivex bevat 50 microgram calcipotriol per gram zalf.",
+        "Psorivex bevat 50 milligram calcipotriol per gram zalf.",
+        "nl",
+    ),
+    (
+        [
+            "Psorivex thuốc mỡ chứa 50 microgam calcipotriol trong mỗi gam. Bôi ngày 2 lần; "
+            "không dùng quá 100 g thuốc mỡ mỗi tuần."
+        ],
+        "Psorivex chứa 50 microgam calcipotriol trong mỗi gam thuốc mỡ.",
+        "Psorivex chứa 50 mg calcipotriol trong mỗi gam thuốc mỡ.",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("passages", "right", "wrong", "language"), _HOLDS)
+def test_what_a_product_holds_per_gram_is_no_dose(
+    passages: list[str], right: str, wrong: str, language: str
+) -> None:
+    assert not report(right, passages, language).ungrounded
+    assert critical(report(wrong, passages, language))

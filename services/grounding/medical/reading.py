@@ -223,6 +223,9 @@ class SentenceReading:
     #: Token indices of numbers that the readings used (amounts, frequencies, ages, "24 hours").
     used: frozenset[int]
     carry: Carry
+    #: The drugs a concentration of the sentence is of ("Curatoderm bevat 4 microgram tacalcitol
+    #: per gram"): what a product holds, a claim about the drug that is no dose reading.
+    held: frozenset[str] = frozenset()
 
 
 # -- ages: one small table and function per language -----------------------------------------
@@ -885,6 +888,21 @@ def _measured(a: Amount, cues: list[tuple[int, int, Cue]]) -> bool:
     return any(c.kind == "cond" and c.value in _MEASURED and e <= a.t0 <= e + 3 for _, e, c in cues)
 
 
+#: Tokens that may stand between a concentration's amount and its product unit (the drug's
+#: name: "4 microgram tacalcitol per gram", "50 mg of amoxicillin per ml").
+_PRODUCT_REACH: Final = 3
+
+
+def _concentrations(found: Sequence[Amount], cues: list[tuple[int, int, Cue]]) -> frozenset[int]:
+    """Where the amounts start that a unit of the product follows ("4 microgram tacalcitol per
+    gram zalf", "chứa 50 microgam calcipotriol trong mỗi gam"): what the product holds, no
+    dose. Their numbers are still looked for among the passages'."""
+    units = [s for s, _, c in cues if c.kind == "product"]
+    if not units:
+        return frozenset()
+    return frozenset(a.t0 for a in found if any(a.t1 <= s <= a.t1 + _PRODUCT_REACH for s in units))
+
+
 def _is_dose_amount(a: Amount) -> bool:
     return a.unit in _DOSE_UNITS and a.symbol != "kg"
 
@@ -1050,12 +1068,14 @@ def read_sentence(
     }
     # "500 mg mỗi 8 giờ", "500 mg per 8 hours": a time denominator of hours is the interval
     # between doses; per minute or per hour ("ml/min", "mg/h") is a rate (a clearance).
+    held = _concentrations(found, cues)
     doses = [
         a
         for a in found
         if _is_dose_amount(a)
         and a.t0 not in age_tokens
         and a.t0 not in aside
+        and a.t0 not in held
         and (a.per_time is None or a.per_time >= _SHORTEST_INTERVAL)
     ]
     for a in found:
@@ -1323,7 +1343,8 @@ def read_sentence(
         polarity=safety[0].polarity if safety else None,
         clearance=bands[-1][1] if bands else carry.clearance,
     )
-    return SentenceReading(tuple(readings), frozenset(used), new_carry)
+    of = stated if held else frozenset()
+    return SentenceReading(tuple(readings), frozenset(used), new_carry, of)
 
 
 def _stop_negated(cues: list[tuple[int, int, Cue]], words: list[str], negators: list[str]) -> bool:
