@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from services.grounding.grounding import medical_context
 from tests.support.grounding_checks import critical
 from tests.support.grounding_checks import numbered_report as report
 
@@ -250,3 +251,48 @@ def test_what_a_product_holds_per_gram_is_no_dose(
 ) -> None:
     assert not report(right, passages, language).ungrounded
     assert critical(report(wrong, passages, language))
+
+
+# --- a dose per kg worked out for a weight stays under its sentence's maximum -----------------
+
+_CAPPED = [
+    (
+        [
+            "Tavomin 500 mg tablets. The maximum daily dose is 1,500 mg or 30 mg/kg, whichever "
+            "is lower."
+        ],
+        "I weigh {kg} kg. What is the most Tavomin I can take in a day?",
+        "At {kg} kg your ceiling is {mg} mg a day.",
+        "en",
+    ),
+    (
+        [
+            "Tavomin 500 mg tabletten. De maximale dagdosis is 1.500 mg of 30 mg/kg, "
+            "afhankelijk van wat lager is."
+        ],
+        "Ik weeg {kg} kg. Hoeveel Tavomin mag ik maximaal per dag nemen?",
+        "Bij {kg} kg is uw maximum {mg} mg per dag.",
+        "nl",
+    ),
+    (
+        [
+            "Tavomin 500 mg viên nén. Liều tối đa mỗi ngày là 1.500 mg hoặc 30 mg/kg, tùy mức "
+            "nào thấp hơn."
+        ],
+        "Tôi nặng {kg} kg. Mỗi ngày tôi uống Tavomin tối đa bao nhiêu?",
+        "Với {kg} kg, liều tối đa của bạn là {mg} mg mỗi ngày.",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("passages", "question", "answer", "language"), _CAPPED)
+def test_a_dose_worked_out_for_a_weight_stays_under_the_maximum(
+    passages: list[str], question: str, answer: str, language: str
+) -> None:
+    def checked(kg: int, mg: str) -> bool:
+        context = medical_context(question.format(kg=kg), language)
+        return critical(report(answer.format(kg=kg, mg=mg), passages, language, context))
+
+    assert not checked(40, "1.200" if language != "en" else "1,200")  # 30 mg/kg × 40 kg
+    assert checked(70, "2.100" if language != "en" else "2,100")  # 30 × 70, over 1,500 mg

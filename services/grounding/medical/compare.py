@@ -461,17 +461,26 @@ _WEIGHT_ROUNDING: Final = Decimal("0.1")
 
 
 def _for_weight(
-    p: PassageReading, unit: str, weight: Decimal, *, limit: bool = False
+    p: PassageReading,
+    unit: str,
+    weight: Decimal,
+    *,
+    limit: bool = False,
+    cap: Decimal | None = None,
 ) -> tuple[PassageReading, PassageReading] | None:
     """A per-kg passage reading worked out for a body weight (``0.15 mg/kg`` × 14 kg = 2.1 mg):
     ``(as judged, with room for rounding; as shown)``, or ``None`` when it is not per kg of
     ``unit``. A ``limit`` (the answer's maximum or minimum) is judged against the product
     itself: a limit meets the passage's bound, or the top of its range, only where it equals
-    it ("at most 900 mg" for 45 kg at no more than 20 mg/kg), and room would move that bound."""
+    it ("at most 900 mg" for 45 kg at no more than 20 mg/kg), and room would move that bound.
+    ``cap``: the most its sentence allows in ``unit`` (:func:`_sentence_cap`), which the
+    product does not pass."""
     r = p.reading
     if r.amount is None or r.unit != f"{unit}/kg":
         return None
     low, high = r.amount.low * weight, r.amount.high * weight
+    if cap is not None:
+        low, high = min(low, cap), min(high, cap)
     exact = Span(low.normalize(), high.normalize(), r.amount.kind)
     sentence = f"{p.sentence} [{r.amount.text(r.unit or '')} × {format_decimal(weight)} kg]"
     shown = replace(p, reading=replace(r, amount=exact, unit=unit), sentence=sentence)
@@ -495,7 +504,14 @@ def _per_weight(
     if weight is None or a.kind != "dose" or a.amount is None or a.unit not in _PER_KG_UNITS:
         return None
     limit = a.amount.kind != "exact"
-    pairs = [w for p in passages if (w := _for_weight(p, a.unit, weight, limit=limit)) is not None]
+    pairs = [
+        w
+        for p in passages
+        if (
+            w := _for_weight(p, a.unit, weight, limit=limit, cap=_sentence_cap(p, a.unit, passages))
+        )
+        is not None
+    ]
     if not pairs:
         return None
     shown = {id(judged): exact for judged, exact in pairs}
@@ -503,6 +519,26 @@ def _per_weight(
     if status == "unknown":
         return None
     return status, [shown[id(p)] for p in support], [shown[id(p)] for p in against]
+
+
+def _sentence_cap(
+    p: PassageReading, unit: str, passages: Sequence[PassageReading]
+) -> Decimal | None:
+    """The maximum in ``unit`` that the sentence of the per-kg reading ``p`` states on its
+    basis ("1,800 mg or 26 mg/kg, whichever is lower", "10–20 mg/kg, with a maximum of 750 mg
+    per dose"): a dose worked out for a weight does not pass it. ``None`` without one."""
+    r = p.reading
+    caps = [
+        q.reading.amount.high
+        for q in passages
+        if q.sentence == p.sentence
+        and q.doc_id == p.doc_id
+        and q.reading.unit == unit
+        and q.reading.amount is not None
+        and (q.reading.qualifier == "max" or q.reading.amount.kind == "max")
+        and (q.reading.basis is None or r.basis is None or q.reading.basis == r.basis)
+    ]
+    return min(caps) if caps else None
 
 
 def _restated(p: PassageReading, passages: Sequence[PassageReading] = ()) -> PassageReading | None:
