@@ -296,3 +296,44 @@ def test_a_dose_worked_out_for_a_weight_stays_under_the_maximum(
 
     assert not checked(40, "1.200" if language != "en" else "1,200")  # 30 mg/kg × 40 kg
     assert checked(70, "2.100" if language != "en" else "2,100")  # 30 × 70, over 1,500 mg
+
+
+# --- a heading's one strength is its dose form's, the form named later -----------------------
+
+_HEADED = [
+    (
+        [
+            "Loperamide Instant 2 mg (loperamide), orodispersible tablets that melt on the "
+            "tongue without water. Adults: 2 tablets at first, at most 8 tablets in 24 hours."
+        ],
+        "With loperamide 2 mg, take 2 tablets at first.",
+        "With loperamide 2 mg, take 3 tablets at first.",
+        "en",
+    ),
+    (
+        [
+            "Loperamide Smelt 2 mg (loperamide), tabletten die zonder water op de tong "
+            "smelten. Volwassenen: 2 tabletten per keer, hoogstens 8 tabletten per 24 uur."
+        ],
+        "Van loperamide 2 mg neemt u 2 tabletten per keer.",
+        "Van loperamide 2 mg neemt u 3 tabletten per keer.",
+        "nl",
+    ),
+    (
+        [
+            "Loperamid Instant 2 mg (loperamid), viên ngậm tan trên lưỡi không cần nước. Người "
+            "lớn: lúc đầu uống 2 viên, tối đa 8 viên trong 24 giờ."
+        ],
+        "Với loperamid 2 mg, lúc đầu bạn uống 2 viên.",
+        "Với loperamid 2 mg, lúc đầu bạn uống 3 viên.",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("passages", "right", "wrong", "language"), _HEADED)
+def test_a_headings_strength_counts_the_form_it_names_later(
+    passages: list[str], right: str, wrong: str, language: str
+) -> None:
+    assert not critical(report(right, passages, language))
+    assert critical(report(wrong, passages, language))
