@@ -337,3 +337,44 @@ def test_a_headings_strength_counts_the_form_it_names_later(
 ) -> None:
     assert not critical(report(right, passages, language))
     assert critical(report(wrong, passages, language))
+
+
+# --- verbs of applying a drops, cream or spray are verbs of use --------------------------------
+
+_APPLIED = [
+    (
+        [
+            "Tavomin 0.1% eye drops. One drop three times a day. Tavomin can be used while "
+            "wearing contact lenses."
+        ],
+        "You must not instil Tavomin while wearing contact lenses.",
+        "You can instil Tavomin while wearing contact lenses.",
+        "en",
+    ),
+    (
+        [
+            "Tavomin 0,1% oogdruppels. Driemaal daags 1 druppel. Tavomin mag worden gebruikt "
+            "bij het dragen van contactlenzen."
+        ],
+        "Druppel Tavomin niet bij het dragen van contactlenzen.",
+        "U kunt Tavomin gewoon druppelen bij het dragen van contactlenzen.",
+        "nl",
+    ),
+    (
+        [
+            "Tavomin 0,1%, dung dịch nhỏ mắt. Nhỏ 1 giọt, ngày 3 lần. Có thể dùng Tavomin khi "
+            "đang đeo kính áp tròng."
+        ],
+        "Không được nhỏ Tavomin khi đang đeo kính áp tròng.",
+        "Có thể nhỏ Tavomin khi đang đeo kính áp tròng.",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("passages", "flipped", "right", "language"), _APPLIED)
+def test_a_negated_verb_of_applying_is_a_safety_claim(
+    passages: list[str], flipped: str, right: str, language: str
+) -> None:
+    assert critical(report(flipped, passages, language))
+    assert not critical(report(right, passages, language))
