@@ -378,3 +378,37 @@ def test_a_negated_verb_of_applying_is_a_safety_claim(
 ) -> None:
     assert critical(report(flipped, passages, language))
     assert not critical(report(right, passages, language))
+
+
+# --- an age band that heads a row of a dosing table is an age ---------------------------------
+
+_TABLE = [
+    (
+        [
+            "Tavomin 0.25 mg tablets. Where the drinking water holds little fluoride, the dose "
+            "per day: 6 months to 3 years: 0.25 mg; 3 to 6 years: 0.5 mg; 6 to 16 years: 1 mg."
+        ],
+        "My son is 4. How much Tavomin should he have?",
+        "For your 4-year-old the dose is {mg} mg of Tavomin a day.",
+        "en",
+    ),
+    (
+        [
+            "Tavomin 0,25 mg tabletten. Dosis per dag: 6 maanden tot 3 jaar: 0,25 mg; 3 tot 6 "
+            "jaar: 0,5 mg; 6 tot 16 jaar: 1 mg."
+        ],
+        "Mijn zoon van 4, hoeveel Tavomin mag hij hebben?",
+        "Voor uw zoon van 4 is de dosis {mg} mg Tavomin per dag.",
+        "nl",
+    ),
+]
+
+
+@pytest.mark.parametrize(("passages", "question", "answer", "language"), _TABLE)
+def test_an_age_band_heading_a_table_row_is_an_age(
+    passages: list[str], question: str, answer: str, language: str
+) -> None:
+    context = medical_context(question, language)
+    right = "0.5" if language == "en" else "0,5"
+    assert not critical(report(answer.format(mg=right), passages, language, context))
+    assert critical(report(answer.format(mg="1"), passages, language, context))

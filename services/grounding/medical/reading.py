@@ -553,6 +553,9 @@ def _ages(
             stop += 2
         low: Decimal | None = first * scale
         high: Decimal | None = second * scale if second is not None else None
+        upper = None if bare or second is not None else _band_end(tokens, stop, hi, w)
+        if upper is not None:  # "6 months to 3 years"
+            high, stop = upper
         begin = i
         before = {words[k] for k in range(max(lo, i - 2), i)}
         after = tuple(words[stop : stop + 3])
@@ -561,11 +564,12 @@ def _ages(
             or words[stop - 1] in ("tuổi", "old")
             or w.kin_age(words, i, lo)
             or any(after[: len(p)] == p for p in (*w.above_after, *w.below_after))
+            or (high is not None and not bare and words[stop : stop + 1] == [":"])
         )
         if not (marked or people):
             i = stop  # "the last 3 months of pregnancy", "for 5 days": a time, not an age
             continue
-        if second is None:
+        if second is None and upper is None:
             if w.kin_age(words, i, lo):
                 high = low  # "zoon van 6", "a baby of 3 months": that age, not "from 6"
             elif before & w.below_before or any(after[: len(p)] == p for p in w.below_after):
@@ -582,6 +586,21 @@ def _ages(
         out.append((begin, stop, low, high))
         i = stop
     return out
+
+
+def _band_end(tokens: Tokens, at: int, hi: int, w: _AgeWords) -> tuple[Decimal, int] | None:
+    """The upper end of an age band whose ends have units of their own, from a range word at
+    ``at`` ("6 months | to 3 years", "6 maanden | tot 3 jaar"): ``(years, stop token)``, or
+    ``None``. A band that heads a row of a dosing table ("3 to 6 years: 0.5 mg") is an age
+    without a group noun: the reader marks it by its colon."""
+    words, kinds = tokens.words, tokens.kinds
+    if at + 2 >= hi or words[at] not in w.range_words or kinds[at + 1] != NUM:
+        return None
+    unit = words[at + 2]
+    value = _number(words[at + 1])
+    if value is None or not (unit in w.years or unit in w.months):
+        return None
+    return (value if unit in w.years else value / Decimal(12)), at + 3
 
 
 def _counted_age(words: list[str], i: int, hi: int, w: _AgeWords) -> bool:
