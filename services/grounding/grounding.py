@@ -533,7 +533,8 @@ def _prepare(
         carry = replace(carry, populations=carry.populations - declined, age=None)
         claims = atomic_claims(event.content, language, names, lex, carry, said)
     claims = _resolve_drugs(claims, evidence)
-    return language, _counts_by_passage_strength(claims, evidence), evidence
+    claims = _salts_as_active(_counts_by_passage_strength(claims, evidence), evidence, lex)
+    return language, claims, evidence
 
 
 def _turned_down(claims: list[AtomicClaim], carry: Carry | None) -> frozenset[str]:
@@ -594,6 +595,57 @@ def _in_passage_mg(r: Reading, evidence: Evidence) -> Reading:
     if len(values) != 1:
         return r
     return next(iter(counts_in_mg((r,), {r.unit: values.pop()})), r)
+
+
+def _salts_as_active(
+    claims: list[AtomicClaim], evidence: Evidence, lex: MedicalLexicon
+) -> list[AtomicClaim]:
+    """An answer's amount of a salt, said with its salt word ("one 1.1 mg sodium fluoride
+    tablet", "natri fluorid 1,1 mg"), restated as the active part a passage of the drug gives
+    for that strength ("Sodium fluoride 1.1 mg tablets; each tablet provides 0.5 mg of
+    fluoride"): the passages' doses are of the active part. Whole multiples of the salt's
+    strength only (one or two tablets); any other amount stays as written."""
+    pairs = [
+        (evidence.passage_drugs(i), salt, active)
+        for i, p in enumerate(evidence.passages)
+        for _, salt, active in p.salts
+    ]
+    spec = lex.drug_file.opening
+    if not pairs or spec is None:
+        return claims
+    out: list[AtomicClaim] = []
+    for claim in claims:
+        readings = claim.readings
+        if any(r.unit == "mg" and r.drugs for r in readings) and _names_salt(
+            claim.text, spec.salt_words
+        ):
+            readings = tuple(_as_active(r, pairs) for r in readings)
+        out.append(claim if readings == claim.readings else replace(claim, readings=readings))
+    return out
+
+
+#: The most units of a salt's strength an answer's amount is read as ("two 1.1 mg tablets").
+_MOST_UNITS: Final = 12
+
+
+def _as_active(r: Reading, pairs: list[tuple[frozenset[str], Decimal, Decimal]]) -> Reading:
+    if r.unit != "mg" or r.amount is None or r.amount.kind != "exact" or not r.drugs:
+        return r
+    for drugs, salt, active in pairs:
+        low, high = r.amount.low / salt, r.amount.high / salt
+        whole = low == low.to_integral_value() and high == high.to_integral_value()
+        if drugs & r.drugs and whole and 1 <= low <= high <= _MOST_UNITS:
+            return replace(r, amount=Span((low * active).normalize(), (high * active).normalize()))
+    return r
+
+
+def _names_salt(text: str, salts: frozenset[str]) -> bool:
+    """Whether a sentence names a salt: a salt word ("sodium", "natri", "hydrochloride"), also
+    glued to a name ("natriumfluoride")."""
+    return any(
+        w in salts or any(len(w) > len(s) + 3 and (w.startswith(s) or w.endswith(s)) for s in salts)
+        for w in tokenize(text).words
+    )
 
 
 def _stated_drugs(claim: AtomicClaim) -> frozenset[str]:

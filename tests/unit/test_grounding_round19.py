@@ -412,3 +412,57 @@ def test_an_age_band_heading_a_table_row_is_an_age(
     right = "0.5" if language == "en" else "0,5"
     assert not critical(report(answer.format(mg=right), passages, language, context))
     assert critical(report(answer.format(mg="1"), passages, language, context))
+
+
+# --- an amount of a salt is compared as its active part ---------------------------------------
+
+_SALT = [
+    (
+        [
+            "Tavomin (sodium fluoride) 2.2 mg chewable tablets; each tablet provides 1 mg of "
+            "fluoride.",
+            "Tavomin, fluoride per day: 3 to 6 years: 0.5 mg; 6 to 16 years: 1 mg.",
+        ],
+        "My son is 8. How much Tavomin should he have?",
+        "For your 8-year-old that is {n} mg of sodium fluoride a day, as Tavomin.",
+        ("2.2", "4.4"),
+        "en",
+    ),
+    (
+        [
+            "Tavomin (natriumfluoride) 2,2 mg kauwtabletten; elke tablet levert 1 mg fluoride.",
+            "Tavomin, fluoride per dag: 3 tot 6 jaar: 0,5 mg; 6 tot 16 jaar: 1 mg.",
+        ],
+        "Mijn zoon van 8, hoeveel Tavomin moet hij hebben?",
+        "Voor uw zoon van 8 is dat Tavomin met {n} mg natriumfluoride per dag.",
+        ("2,2", "4,4"),
+        "nl",
+    ),
+    (
+        [
+            "Tavomin (natri fluorid) 2,2 mg viên nhai; mỗi viên cung cấp 1 mg fluorid.",
+            "Tavomin, lượng fluorid mỗi ngày: trẻ 3 đến 6 tuổi: 0,5 mg; trẻ 6 đến 16 tuổi: 1 mg.",
+        ],
+        "Con tôi 8 tuổi, uống Tavomin bao nhiêu?",
+        "Cháu 8 tuổi uống Tavomin, {n} mg natri fluorid mỗi ngày.",
+        ("2,2", "4,4"),
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("passages", "question", "answer", "counts", "language"), _SALT)
+def test_an_amount_of_the_salt_is_compared_as_its_active_part(
+    passages: list[str], question: str, answer: str, counts: tuple[str, str], language: str
+) -> None:
+    context = medical_context(question, language)
+    right, wrong = (answer.format(n=n) for n in counts)
+    assert not critical(report(right, passages, language, context))
+    assert critical(report(wrong, passages, language, context))
+
+
+def test_the_salts_amount_said_of_the_active_part_is_still_flagged() -> None:
+    passages, question = _SALT[0][0], _SALT[0][1]
+    context = medical_context(question, "en")
+    answer = "For your 8-year-old that is 2.2 mg of fluoride a day."  # the salt's figure
+    assert critical(report(answer, passages, "en", context))

@@ -278,6 +278,11 @@ class LanguageCues(_Strict):
     #: microgram tacalcitol per gram", "50 microgram per gram zalf", "trong mỗi gam"): the
     #: amount is a concentration, what the product holds, not a dose.
     per_product: list[str] = Field(default_factory=list)
+    #: Words that restate a strength as another ("1.1 mg sodium fluoride tablets; each tablet
+    #: provides 0.5 mg of fluoride", "6,94 mg amlodipinebesilaat, overeenkomend met 5 mg
+    #: amlodipine", "tương đương 5 mg"): between two strengths of one form, the larger is the
+    #: salt's and the smaller its active part's.
+    equivalent: list[str] = Field(default_factory=list)
     examples: list[ReadingExample] = Field(default_factory=list)
 
 
@@ -296,9 +301,9 @@ class Cue:
     ``wneg`` (a negated assertion over the rest of its clause), ``use``, ``dayword``, ``cmp``
     (a comparison), ``change`` (a dose change), ``then`` (the next step of a schedule),
     ``together`` (used together), ``product`` (a unit of the product: a concentration's
-    denominator), ``course`` (a course noun), ``same`` (the claim before, for
-    other drugs), ``pop`` (a population key), ``cond`` (a condition key; ``value2`` is
-    ``"population"`` when it also selects a dose).
+    denominator), ``equiv`` (a strength restated as another), ``course`` (a course noun),
+    ``same`` (the claim before, for other drugs), ``pop`` (a population key), ``cond`` (a
+    condition key; ``value2`` is ``"population"`` when it also selects a dose).
     """
 
     kind: str
@@ -437,6 +442,7 @@ class MedicalLexicon:
         entries += [(p, Cue("then")) for p in cues.then]
         entries += [(p, Cue("together")) for p in cues.together]
         entries += [(p, Cue("product")) for p in cues.per_product]
+        entries += [(p, Cue("equiv")) for p in cues.equivalent]
         entries += [(p, Cue("neutral")) for p in getattr(groups.neutral, language)]
         for g in groups.populations:
             entries += [(p, Cue("pop", g.key)) for p in getattr(g, language)]

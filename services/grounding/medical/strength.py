@@ -33,6 +33,7 @@ __all__ = [
     "in_volume",
     "named_strengths",
     "one_strength",
+    "salt_pairs",
     "scale_counted",
     "strength_amounts",
     "volume_keys",
@@ -127,6 +128,24 @@ def _headed_form(t: Tokens, a: Amount) -> str | None:
     if any(k != WORD for k in t.kinds[: a.t0]):
         return None
     return next((FORM_UNITS[w] for w in t.words[a.t1 :] if w in FORM_UNITS), None)
+
+
+def salt_pairs(
+    stated: Sequence[tuple[int, str, Decimal, bool]],
+) -> list[tuple[str, Decimal, Decimal]]:
+    """``(form unit, salt mg, active mg)`` from a passage's strengths in order, each ``(sentence
+    index, form unit, mg, restated)``: a strength that a phrase of equivalence introduces
+    (``restated``: "each tablet provides 0.5 mg of fluoride") restates the one larger strength
+    of the same form stated before it in its sentence or the one before ("Sodium fluoride 1.1
+    mg chewable tablets;"). A salt weighs more than its active part."""
+    out: list[tuple[str, Decimal, Decimal]] = []
+    for n, (k, form, mg, restated) in enumerate(stated):
+        if not restated:
+            continue
+        before = {v for j, f, v, _ in stated[:n] if f == form and k - 1 <= j <= k and v > mg}
+        if len(before) == 1:
+            out.append((form, before.pop(), mg))
+    return out
 
 
 def named_strengths(
