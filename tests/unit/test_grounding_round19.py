@@ -466,3 +466,48 @@ def test_the_salts_amount_said_of_the_active_part_is_still_flagged() -> None:
     context = medical_context(question, "en")
     answer = "For your 8-year-old that is 2.2 mg of fluoride a day."  # the salt's figure
     assert critical(report(answer, passages, "en", context))
+
+
+# --- stopping a medicine in other words -------------------------------------------------------
+
+_STOPPING = [
+    (
+        [
+            "Do not stop taking Tavomin suddenly. Stopping abruptly can cause discontinuation "
+            "symptoms such as dizziness and sleep problems. Your doctor will reduce the dose "
+            "gradually."
+        ],
+        "Quitting Tavomin all at once can bring on withdrawal effects like dizziness and "
+        "trouble sleeping.",
+        "Quitting Tavomin all at once can bring on seizures and loss of hair.",
+        "en",
+    ),
+    (
+        [
+            "Stop niet plotseling met Tavomin. Abrupt stoppen kan onttrekkingsverschijnselen "
+            "geven, zoals duizeligheid en slaapproblemen."
+        ],
+        "Van de ene op de andere dag stoppen met Tavomin kan ontwenningsklachten geven, zoals "
+        "duizeligheid en slecht slapen.",
+        "Van de ene op de andere dag stoppen met Tavomin kan epileptische aanvallen en "
+        "haaruitval geven.",
+        "nl",
+    ),
+    (
+        [
+            "Không ngừng Tavomin đột ngột. Ngừng thuốc đột ngột có thể gây hội chứng cai thuốc "
+            "như chóng mặt và mất ngủ."
+        ],
+        "Bỏ ngang Tavomin có thể gây triệu chứng cai thuốc như chóng mặt, khó ngủ.",
+        "Bỏ ngang Tavomin có thể gây co giật và rụng tóc.",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("passages", "right", "wrong", "language"), _STOPPING)
+def test_stopping_a_medicine_in_other_words(
+    passages: list[str], right: str, wrong: str, language: str
+) -> None:
+    assert not report(right, passages, language).ungrounded
+    assert report(wrong, passages, language).ungrounded
