@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from services.grounding.grounding import medical_context
-from tests.support.grounding_checks import critical
+from tests.support.grounding_checks import critical, skip_reason_of
 from tests.support.grounding_checks import numbered_report as report
 
 # --- a recommendation beside a negated dose change is about the change ---------------------
@@ -511,3 +511,18 @@ def test_stopping_a_medicine_in_other_words(
 ) -> None:
     assert not report(right, passages, language).ungrounded
     assert report(wrong, passages, language).ungrounded
+
+
+# --- congratulations are courtesy, not a claim ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("sentence", "language"),
+    [
+        ("Congratulations on your little one!", "en"),
+        ("Gefeliciteerd met jullie kleine!", "nl"),
+        ("Chúc mừng chị và bé!", "vi"),
+    ],
+)
+def test_congratulations_are_no_claim(sentence: str, language: str) -> None:
+    assert skip_reason_of(sentence, language) == "pleasantry"
