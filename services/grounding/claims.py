@@ -131,6 +131,9 @@ class AtomicClaim:
     general_test: GeneralTest | None = field(default=None, compare=False, repr=False)
     #: The answer declines somewhere (one of its sentences is an abstention).
     declining: bool = False
+    #: Every dose amount of the sentence is one it sets aside ("not the usual 2 tablets"): the
+    #: figures are another dose than the patient's, which the passages must hold together.
+    contrasted: bool = False
 
     @property
     def general(self) -> bool:
@@ -722,6 +725,7 @@ def atomic_claims(
                 leftover,
                 named,
                 general,
+                contrasted=read.contrasted,
             )
         )
     if declines:

@@ -687,6 +687,7 @@ def _deterministic(
         doc=doc,
         drugs=claim.drugs or (_stated_drugs(claim) if claim.readings else frozenset()),
         weight=weight,
+        contrasted=claim.contrasted,
     )
 
 

@@ -526,3 +526,42 @@ def test_stopping_a_medicine_in_other_words(
 )
 def test_congratulations_are_no_claim(sentence: str, language: str) -> None:
     assert skip_reason_of(sentence, language) == "pleasantry"
+
+
+# --- a sentence whose every dose is set aside states the passages' figure ---------------------
+
+_CONTRASTED = [
+    (
+        [
+            "Tavomin 150 mg tablets. Adults: 300 mg (2 tablets) twice a day. Moderate renal "
+            "impairment: 150 mg (1 tablet) twice a day."
+        ],
+        "Her dose is therefore not the usual {n} tablets of Tavomin each time that most "
+        "people get.",
+        "en",
+    ),
+    (
+        [
+            "Tavomin 150 mg tabletten. Volwassenen: 300 mg (2 tabletten) tweemaal daags. Matig "
+            "verminderde nierfunctie: 150 mg (1 tablet) tweemaal daags."
+        ],
+        "Zij neemt dus niet de gewone {n} tabletten Tavomin per keer.",
+        "nl",
+    ),
+    (
+        [
+            "Tavomin 150 mg viên nén. Người lớn: 300 mg (2 viên), ngày 2 lần. Suy thận vừa: 150 mg "
+            "(1 viên), ngày 2 lần."
+        ],
+        "Vì thận yếu, bà uống ít hơn, thay vì {n} viên Tavomin mỗi lần như những người khác.",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("passages", "answer", "language"), _CONTRASTED)
+def test_a_dose_set_aside_is_the_passages_figure(
+    passages: list[str], answer: str, language: str
+) -> None:
+    assert not critical(report(answer.format(n=2), passages, language))
+    assert critical(report(answer.format(n=3), passages, language))

@@ -226,6 +226,9 @@ class SentenceReading:
     #: The drugs a concentration of the sentence is of ("Curatoderm bevat 4 microgram tacalcitol
     #: per gram"): what a product holds, a claim about the drug that is no dose reading.
     held: frozenset[str] = frozenset()
+    #: Every dose amount of the sentence is set aside ("Zij neemt dus niet de gewone 2
+    #: tabletten per keer", "not the usual 20 mg"): another dose the answer contrasts with.
+    contrasted: bool = False
 
 
 # -- ages: one small table and function per language -----------------------------------------
@@ -1088,6 +1091,9 @@ def read_sentence(
     # "500 mg mỗi 8 giờ", "500 mg per 8 hours": a time denominator of hours is the interval
     # between doses; per minute or per hour ("ml/min", "mg/h") is a rate (a clearance).
     held = _concentrations(found, cues)
+    set_aside = [a for a in found if _is_dose_amount(a) and a.t0 not in age_tokens]
+    if any(a.t0 not in aside for a in set_aside):
+        set_aside = []
     doses = [
         a
         for a in found
@@ -1363,7 +1369,8 @@ def read_sentence(
         clearance=bands[-1][1] if bands else carry.clearance,
     )
     of = stated if held else frozenset()
-    return SentenceReading(tuple(readings), frozenset(used), new_carry, of)
+    contrasted = bool(set_aside) and not readings
+    return SentenceReading(tuple(readings), frozenset(used), new_carry, of, contrasted)
 
 
 def _stop_negated(cues: list[tuple[int, int, Cue]], words: list[str], negators: list[str]) -> bool:
