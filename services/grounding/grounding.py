@@ -534,7 +534,42 @@ def _prepare(
         claims = atomic_claims(event.content, language, names, lex, carry, said)
     claims = _resolve_drugs(claims, evidence)
     claims = _salts_as_active(_counts_by_passage_strength(claims, evidence), evidence, lex)
+    if carry is not None:
+        claims = _question_risk(claims, carry, _risk_groups(lex))
     return language, claims, evidence
+
+
+def _question_risk(
+    claims: list[AtomicClaim], carry: Carry, risk_groups: frozenset[str]
+) -> list[AtomicClaim]:
+    """The question's risk groups (kidney or liver impairment, pregnancy …) kept on the doses an
+    answer states for adults, when the answer never speaks of that risk: "Bố bạn dùng liều
+    người lớn thông thường: 1–2 g mỗi 8 giờ" for a father whose clearance is 15 ml/min gives the
+    adult dose to that patient, and is judged by what the passages say for the risk (the
+    general dose where they allow the drug in it). An answer that names the risk ("for your
+    kidneys, …") may give the adult dose as the one it departs from."""
+    risk = carry.populations & risk_groups
+    if not risk or any(r.conditions & risk for c in claims for r in c.readings):
+        return claims
+    out: list[AtomicClaim] = []
+    for claim in claims:
+        readings = tuple(
+            replace(
+                r,
+                populations=r.populations | risk,
+                conditions=r.conditions | risk,
+                clearance=carry.clearance if "renal" in risk else r.clearance,
+            )
+            if r.kind == "dose" and r.populations == _ADULTS
+            else r
+            for r in claim.readings
+        )
+        out.append(claim if readings == claim.readings else replace(claim, readings=readings))
+    return out
+
+
+#: The population of a dose an answer states for adults.
+_ADULTS: Final = frozenset({"adult"})
 
 
 def _turned_down(claims: list[AtomicClaim], carry: Carry | None) -> frozenset[str]:

@@ -565,3 +565,51 @@ def test_a_dose_set_aside_is_the_passages_figure(
 ) -> None:
     assert not critical(report(answer.format(n=2), passages, language))
     assert critical(report(answer.format(n=3), passages, language))
+
+
+# --- the question's risk stays on a dose the answer gives for adults ---------------------------
+
+_ASKED_RISK = [
+    (
+        [
+            "Tavomin powder for injection. Adults: 1–2 g every 8 hours, at most 12 g a day. "
+            "Creatinine clearance below 20 ml/min: 0.5–1 g every 8 hours."
+        ],
+        "My father is 80 and his creatinine clearance is 15 ml/min. What dose of Tavomin?",
+        "Your father takes the usual adult dose of Tavomin: 1–2 g every 8 hours.",
+        "Adults usually take 1–2 g of Tavomin every 8 hours; with a creatinine clearance of "
+        "15 ml/min your father takes 0.5–1 g every 8 hours.",
+        "en",
+    ),
+    (
+        [
+            "Tavomin poeder voor injectie. Volwassenen: 1–2 g elke 8 uur, maximaal 12 g per dag. "
+            "Creatinineklaring onder 20 ml/min: 0,5–1 g elke 8 uur."
+        ],
+        "Mijn vader is 80 en zijn creatinineklaring is 15 ml/min. Welke dosis Tavomin?",
+        "Uw vader krijgt de gewone dosis voor volwassenen: 1–2 g Tavomin elke 8 uur.",
+        "Volwassenen krijgen meestal 1–2 g Tavomin elke 8 uur; met een creatinineklaring van "
+        "15 ml/min krijgt uw vader 0,5–1 g elke 8 uur.",
+        "nl",
+    ),
+    (
+        [
+            "Tavomin bột pha tiêm. Người lớn: 1–2 g mỗi 8 giờ, tối đa 12 g/ngày. Độ thanh thải "
+            "creatinin dưới 20 ml/phút: 0,5–1 g mỗi 8 giờ."
+        ],
+        "Bố tôi 80 tuổi, độ thanh thải creatinin 15 ml/phút. Tiêm Tavomin liều thế nào?",
+        "Bố bạn dùng liều người lớn thông thường: Tavomin 1–2 g mỗi 8 giờ.",
+        "Người lớn thường dùng Tavomin 1–2 g mỗi 8 giờ; với độ thanh thải creatinin 15 "
+        "ml/phút, bố bạn dùng 0,5–1 g mỗi 8 giờ.",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("passages", "question", "wrong", "right", "language"), _ASKED_RISK)
+def test_the_questions_risk_stays_on_an_adult_dose(
+    passages: list[str], question: str, wrong: str, right: str, language: str
+) -> None:
+    context = medical_context(question, language)
+    assert critical(report(wrong, passages, language, context))
+    assert not critical(report(right, passages, language, context))
