@@ -79,11 +79,12 @@ def _adds_to(claim: AtomicClaim, doc_id: str, backing: Sequence[str], evidence: 
 def _about_other_drugs(named: frozenset[str], doc_id: str, evidence: Evidence) -> bool:
     """Whether a cited document is about other drugs than the sentence: it names drugs, and
     none of those the sentence names ("leave Natroba on for 10 minutes [doc:ulesfia-label]").
-    A chunk that names no drug (nor do its siblings) is about none."""
+    A chunk that names no drug is about none here (its siblings' drug is not looked up)."""
     if not named:
         return False
-    theirs = evidence.drugs_of([doc_id])
-    return bool(theirs) and theirs.isdisjoint(evidence.renamed(named))
+    passages = evidence.passages
+    theirs = frozenset().union(*[passages[i].drugs for i in evidence.by_doc[doc_id]])
+    return bool(theirs) and evidence.renamed(theirs).isdisjoint(evidence.renamed(named))
 
 
 def _no_drugs(claim: AtomicClaim) -> frozenset[str]:
@@ -123,13 +124,14 @@ def check_citations(
         cited.append(docs)
         if not docs:
             continue
-        drugs = named(claim)
-        failed = [
-            d
-            for d in docs
-            if d in evidence.by_doc
-            and (_about_other_drugs(drugs, d, evidence) or not grounds(claim, d)[0])
-        ]
+        failed = [d for d in docs if d in evidence.by_doc and not grounds(claim, d)[0]]
+        if len(failed) < len(docs):  # a grounding document about other drugs grounds nothing
+            drugs = named(claim)
+            failed = [
+                d
+                for d in docs
+                if d in failed or (d in evidence.by_doc and _about_other_drugs(drugs, d, evidence))
+            ]
         if failed and len(docs) > 1:
             backing = [d for d in docs if d in evidence.by_doc and d not in failed]
             failed = [d for d in failed if not _adds_to(claim, d, backing, evidence)]

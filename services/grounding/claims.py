@@ -134,6 +134,8 @@ class AtomicClaim:
     #: Every dose amount of the sentence is one it sets aside ("not the usual 2 tablets"): the
     #: figures are another dose than the patient's, which the passages must hold together.
     contrasted: bool = False
+    #: The drugs the sentence names itself, as the reader found them (for the citation check).
+    named: frozenset[str] = frozenset()
 
     @property
     def general(self) -> bool:
@@ -726,6 +728,7 @@ def atomic_claims(
                 named,
                 general,
                 contrasted=read.contrasted,
+                named=read.named,
             )
         )
     if declines:

@@ -640,13 +640,15 @@ def _salts_as_active(
     for that strength ("Sodium fluoride 1.1 mg tablets; each tablet provides 0.5 mg of
     fluoride"): the passages' doses are of the active part. Whole multiples of the salt's
     strength only (one or two tablets); any other amount stays as written."""
+    if not any(p.salts for p in evidence.passages):
+        return claims
     pairs = [
         (evidence.passage_drugs(i), salt, active)
         for i, p in enumerate(evidence.passages)
         for _, salt, active in p.salts
     ]
     spec = lex.drug_file.opening
-    if not pairs or spec is None:
+    if spec is None:
         return claims
     out: list[AtomicClaim] = []
     for claim in claims:
@@ -897,7 +899,7 @@ def check(
         lambda claim, doc: _settled(
             claim, _deterministic(claim, evidence, config, doc, weight), held
         ),
-        _drug_namer(lexicon, evidence),
+        _named,
     )
     judged = judge_results or {}
     checks = [
@@ -924,18 +926,9 @@ def check(
     )
 
 
-def _drug_namer(
-    lexicon: MedicalLexicon | None, evidence: Evidence
-) -> Callable[[AtomicClaim], frozenset[str]]:
-    """The drugs a claim's sentence names itself, under the names the passages teach (for the
-    citation check; asked only of sentences that cite)."""
-    lex = (lexicon if lexicon is not None else load_lexicon()).with_names(evidence.names)
-
-    def named(claim: AtomicClaim) -> frozenset[str]:
-        words = tokenize(claim.text).words
-        return frozenset(inn for _, _, inn in lex.find_drugs(words, 0, len(words)))
-
-    return named
+def _named(claim: AtomicClaim) -> frozenset[str]:
+    """The drugs a claim's sentence names itself (for the citation check)."""
+    return claim.named
 
 
 def critical_claims(report: GroundingReport) -> list[ClaimCheck]:

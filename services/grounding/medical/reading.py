@@ -229,6 +229,8 @@ class SentenceReading:
     #: Every dose amount of the sentence is set aside ("Zij neemt dus niet de gewone 2
     #: tabletten per keer", "not the usual 20 mg"): another dose the answer contrasts with.
     contrasted: bool = False
+    #: The drugs the sentence names itself (none for a sentence without cue, drug or amount).
+    named: frozenset[str] = frozenset()
 
 
 # -- ages: one small table and function per language -----------------------------------------
@@ -1370,7 +1372,7 @@ def read_sentence(
     )
     of = stated if held else frozenset()
     contrasted = bool(set_aside) and not readings
-    return SentenceReading(tuple(readings), frozenset(used), new_carry, of, contrasted)
+    return SentenceReading(tuple(readings), frozenset(used), new_carry, of, contrasted, stated)
 
 
 def _stop_negated(cues: list[tuple[int, int, Cue]], words: list[str], negators: list[str]) -> bool:
