@@ -20,6 +20,8 @@ Outcomes:
   cites several documents may be grounded by them together: a cited document that does not
   ground it alone is still supported when another cited document grounds it and this one
   states a part of the sentence that one does not (its indication beside the other's dose).
+  A cited document that names drugs, none of those the sentence names, supports none of it
+  (another product's leaflet cited for the one the sentence speaks of).
 """
 
 from __future__ import annotations
@@ -74,15 +76,33 @@ def _adds_to(claim: AtomicClaim, doc_id: str, backing: Sequence[str], evidence: 
     return len((claim.units & own) - told) >= _ADDED_UNITS
 
 
+def _about_other_drugs(named: frozenset[str], doc_id: str, evidence: Evidence) -> bool:
+    """Whether a cited document is about other drugs than the sentence: it names drugs, and
+    none of those the sentence names ("leave Natroba on for 10 minutes [doc:ulesfia-label]").
+    A chunk that names no drug is about none here (its siblings' drug is not looked up)."""
+    if not named:
+        return False
+    passages = evidence.passages
+    theirs = frozenset().union(*[passages[i].drugs for i in evidence.by_doc[doc_id]])
+    return bool(theirs) and evidence.renamed(theirs).isdisjoint(evidence.renamed(named))
+
+
+def _no_drugs(claim: AtomicClaim) -> frozenset[str]:
+    return frozenset()
+
+
 def check_citations(
     content: str,
     listed: Sequence[str],
     claims: Sequence[AtomicClaim],
     evidence: Evidence,
     test: Callable[[AtomicClaim, str], Verdict],
+    named: Callable[[AtomicClaim], frozenset[str]] = _no_drugs,
 ) -> CitationResult:
     """Fabricated and unsupported citations of one answer, and what each claim cites.
-    ``test(claim, doc_id)`` is the grounding test against one document's passages."""
+    ``test(claim, doc_id)`` is the grounding test against one document's passages;
+    ``named(claim)`` the drugs the sentence names itself (a cited document about other drugs
+    supports none of it)."""
     fabricated: list[str] = []
     marked: set[str] = set()
     for marker in find_markers(content):
@@ -105,6 +125,13 @@ def check_citations(
         if not docs:
             continue
         failed = [d for d in docs if d in evidence.by_doc and not grounds(claim, d)[0]]
+        if len(failed) < len(docs):  # a grounding document about other drugs grounds nothing
+            drugs = named(claim)
+            failed = [
+                d
+                for d in docs
+                if d in failed or (d in evidence.by_doc and _about_other_drugs(drugs, d, evidence))
+            ]
         if failed and len(docs) > 1:
             backing = [d for d in docs if d in evidence.by_doc and d not in failed]
             failed = [d for d in failed if not _adds_to(claim, d, backing, evidence)]

@@ -131,6 +131,11 @@ class AtomicClaim:
     general_test: GeneralTest | None = field(default=None, compare=False, repr=False)
     #: The answer declines somewhere (one of its sentences is an abstention).
     declining: bool = False
+    #: Every dose amount of the sentence is one it sets aside ("not the usual 2 tablets"): the
+    #: figures are another dose than the patient's, which the passages must hold together.
+    contrasted: bool = False
+    #: The drugs the sentence names itself, as the reader found them (for the citation check).
+    named: frozenset[str] = frozenset()
 
     @property
     def general(self) -> bool:
@@ -690,6 +695,8 @@ def atomic_claims(
                 kind = context_kind
             if kind == "other" and after_dose and bare_limit(t, language):
                 kind = "dose"  # "Take no more than 4 a day." after a dose: a count of it
+            if kind == "other" and read.held:
+                kind = "dose"  # what a product holds: its number must be the passages'
         general = (
             GeneralTest(t, language, lex)
             if kind == "other" and not readings and not found
@@ -704,8 +711,8 @@ def atomic_claims(
                 found = tuple(q for q in found if q not in told)
                 leftover = tuple(q for q in leftover if q not in told)
         after_dose = after_dose or kind == "dose"
-        named: frozenset[str] = frozenset()
-        if kind == "dose" and not readings and found:
+        named: frozenset[str] = read.held
+        if kind == "dose" and not readings and found and not named:
             named = frozenset(inn for _, _, inn in lex.find_drugs(t.words, 0, len(t)))
         claims.append(
             AtomicClaim(
@@ -720,6 +727,8 @@ def atomic_claims(
                 leftover,
                 named,
                 general,
+                contrasted=read.contrasted,
+                named=read.named,
             )
         )
     if declines:

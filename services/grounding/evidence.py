@@ -414,6 +414,24 @@ def _times_together(
     return None
 
 
+def _contrasted_figures(
+    found: Sequence[Quantity],
+    evidence: Evidence,
+    indices: list[int],
+    drugs: frozenset[str],
+) -> int | None:
+    """The passage about ``drugs`` that states every quantity of a sentence whose doses are
+    all set aside (the usual dose it contrasts the patient's with); ``None`` when none does."""
+    keys = [q.key for q in found if q.has_unit]
+    if not keys:
+        return None
+    for i in indices:
+        p = evidence.passages[i]
+        if evidence.passage_drugs(i) & drugs and all(k in p.keys for k in keys):
+            return i
+    return None
+
+
 def ground(
     units: frozenset[str],
     found: Sequence[Quantity],
@@ -424,13 +442,17 @@ def ground(
     doc: str | None = None,
     drugs: frozenset[str] = frozenset(),
     weight: Decimal | None = None,
+    contrasted: bool = False,
 ) -> Verdict:
     """Ground one claim — its content ``units`` (:func:`~services.grounding.text.claim_units`)
     and its quantities ``found`` — in all passages, or in the passages of the document ``doc``.
     ``drugs``: the drugs a dose claim without readings names; its numbers must then be in the
     passages about them, when some passage is (another drug's "120 hours" is not theirs).
     ``weight``: the patient's body weight (kg), which a sentence may say back ("for a child of
-    18 kg:") without it being an amount the passages must hold."""
+    18 kg:") without it being an amount the passages must hold. ``contrasted``: every dose
+    amount of a claim about a drug is one it sets aside ("Zij neemt dus niet de gewone 2
+    tabletten per keer"): another dose than the patient's, grounded when one passage about the
+    drug states all its quantities (its words say only that it is not the patient's)."""
     indices, keys, numbers = _scope(evidence, doc)
     if not indices:
         return Verdict(False, 0.0, None, _missing(found, frozenset(), frozenset(), bare_numbers))
@@ -440,6 +462,10 @@ def ground(
     missing = _missing(found, keys, numbers, bare_numbers)
     best, support = _best_support(units, evidence, indices)
     grounded = not missing and support >= threshold
+    if not grounded and not missing and contrasted and drugs:
+        stating = _contrasted_figures(found, evidence, indices, drugs)
+        if stating is not None:
+            grounded, best = True, stating
     if not grounded and not missing:
         together = _times_together(units, found, evidence, indices, drugs, threshold)
         if together is not None:

@@ -533,7 +533,43 @@ def _prepare(
         carry = replace(carry, populations=carry.populations - declined, age=None)
         claims = atomic_claims(event.content, language, names, lex, carry, said)
     claims = _resolve_drugs(claims, evidence)
-    return language, _counts_by_passage_strength(claims, evidence), evidence
+    claims = _salts_as_active(_counts_by_passage_strength(claims, evidence), evidence, lex)
+    if carry is not None:
+        claims = _question_risk(claims, carry, _risk_groups(lex))
+    return language, claims, evidence
+
+
+def _question_risk(
+    claims: list[AtomicClaim], carry: Carry, risk_groups: frozenset[str]
+) -> list[AtomicClaim]:
+    """The question's risk groups (kidney or liver impairment, pregnancy …) kept on the doses an
+    answer states for adults, when the answer never speaks of that risk: "Bố bạn dùng liều
+    người lớn thông thường: 1–2 g mỗi 8 giờ" for a father whose clearance is 15 ml/min gives the
+    adult dose to that patient, and is judged by what the passages say for the risk (the
+    general dose where they allow the drug in it). An answer that names the risk ("for your
+    kidneys, …") may give the adult dose as the one it departs from."""
+    risk = carry.populations & risk_groups
+    if not risk or any(r.conditions & risk for c in claims for r in c.readings):
+        return claims
+    out: list[AtomicClaim] = []
+    for claim in claims:
+        readings = tuple(
+            replace(
+                r,
+                populations=r.populations | risk,
+                conditions=r.conditions | risk,
+                clearance=carry.clearance if "renal" in risk else r.clearance,
+            )
+            if r.kind == "dose" and r.populations == _ADULTS
+            else r
+            for r in claim.readings
+        )
+        out.append(claim if readings == claim.readings else replace(claim, readings=readings))
+    return out
+
+
+#: The population of a dose an answer states for adults.
+_ADULTS: Final = frozenset({"adult"})
 
 
 def _turned_down(claims: list[AtomicClaim], carry: Carry | None) -> frozenset[str]:
@@ -596,6 +632,59 @@ def _in_passage_mg(r: Reading, evidence: Evidence) -> Reading:
     return next(iter(counts_in_mg((r,), {r.unit: values.pop()})), r)
 
 
+def _salts_as_active(
+    claims: list[AtomicClaim], evidence: Evidence, lex: MedicalLexicon
+) -> list[AtomicClaim]:
+    """An answer's amount of a salt, said with its salt word ("one 1.1 mg sodium fluoride
+    tablet", "natri fluorid 1,1 mg"), restated as the active part a passage of the drug gives
+    for that strength ("Sodium fluoride 1.1 mg tablets; each tablet provides 0.5 mg of
+    fluoride"): the passages' doses are of the active part. Whole multiples of the salt's
+    strength only (one or two tablets); any other amount stays as written."""
+    if not any(p.salts for p in evidence.passages):
+        return claims
+    pairs = [
+        (evidence.passage_drugs(i), salt, active)
+        for i, p in enumerate(evidence.passages)
+        for _, salt, active in p.salts
+    ]
+    spec = lex.drug_file.opening
+    if spec is None:
+        return claims
+    out: list[AtomicClaim] = []
+    for claim in claims:
+        readings = claim.readings
+        if any(r.unit == "mg" and r.drugs for r in readings) and _names_salt(
+            claim.text, spec.salt_words
+        ):
+            readings = tuple(_as_active(r, pairs) for r in readings)
+        out.append(claim if readings == claim.readings else replace(claim, readings=readings))
+    return out
+
+
+#: The most units of a salt's strength an answer's amount is read as ("two 1.1 mg tablets").
+_MOST_UNITS: Final = 12
+
+
+def _as_active(r: Reading, pairs: list[tuple[frozenset[str], Decimal, Decimal]]) -> Reading:
+    if r.unit != "mg" or r.amount is None or r.amount.kind != "exact" or not r.drugs:
+        return r
+    for drugs, salt, active in pairs:
+        low, high = r.amount.low / salt, r.amount.high / salt
+        whole = low == low.to_integral_value() and high == high.to_integral_value()
+        if drugs & r.drugs and whole and 1 <= low <= high <= _MOST_UNITS:
+            return replace(r, amount=Span((low * active).normalize(), (high * active).normalize()))
+    return r
+
+
+def _names_salt(text: str, salts: frozenset[str]) -> bool:
+    """Whether a sentence names a salt: a salt word ("sodium", "natri", "hydrochloride"), also
+    glued to a name ("natriumfluoride")."""
+    return any(
+        w in salts or any(len(w) > len(s) + 3 and (w.startswith(s) or w.endswith(s)) for s in salts)
+        for w in tokenize(text).words
+    )
+
+
 def _stated_drugs(claim: AtomicClaim) -> frozenset[str]:
     """The drugs a dose claim's readings name themselves (not from context or a passage)."""
     if claim.kind != "dose":
@@ -635,6 +724,7 @@ def _deterministic(
         doc=doc,
         drugs=claim.drugs or (_stated_drugs(claim) if claim.readings else frozenset()),
         weight=weight,
+        contrasted=claim.contrasted,
     )
 
 
@@ -809,6 +899,7 @@ def check(
         lambda claim, doc: _settled(
             claim, _deterministic(claim, evidence, config, doc, weight), held
         ),
+        _named,
     )
     judged = judge_results or {}
     checks = [
@@ -833,6 +924,11 @@ def check(
         fact_checks=fact_checks(event, registry, extractors, language),
         judge_used=any(c.method == "judge" for c in checks),
     )
+
+
+def _named(claim: AtomicClaim) -> frozenset[str]:
+    """The drugs a claim's sentence names itself (for the citation check)."""
+    return claim.named
 
 
 def critical_claims(report: GroundingReport) -> list[ClaimCheck]:

@@ -32,6 +32,7 @@ from services.grounding.medical.strength import (
     in_volume,
     named_strengths,
     one_strength,
+    salt_pairs,
     scale_counted,
     strength_amounts,
     volume_keys,
@@ -74,6 +75,9 @@ class PreparedPassage:
     strengths: tuple[tuple[str, Decimal], ...] = ()
     #: Content units of the indication its heading names ("Arcoxia bij reumatoïde artritis").
     indication: frozenset[str] = frozenset()
+    #: A strength of a salt restated as its active part's, per dose form (form unit, salt mg,
+    #: active mg): "Sodium fluoride 1.1 mg tablets; each tablet provides 0.5 mg of fluoride".
+    salts: tuple[tuple[str, Decimal, Decimal], ...] = ()
 
 
 def _doc_drugs(doc_id: str, lexicon: MedicalLexicon) -> frozenset[str]:
@@ -113,6 +117,26 @@ def _in_mg(
             if (sentence, replace(mg, start=0, end=0)) not in stated:
                 out.append((sentence, mg))
     return out
+
+
+def _never(at: int) -> bool:
+    return False
+
+
+#: Tokens a phrase of equivalence may stand before the strength it introduces ("each tablet
+#: provides 0.5 mg", "overeenkomend met 5 mg").
+_EQUIVALENCE_REACH: Final = 4
+
+
+def _equivalence(t: Tokens, language: str | None, lexicon: MedicalLexicon) -> Callable[[int], bool]:
+    """Whether a phrase of equivalence ("provides", "overeenkomend met", "tương đương") ends at
+    most a few tokens before token ``at`` of the sentence ``t``."""
+    found = [e for _, e, cue in lexicon.matcher(language).find(t.words) if cue.kind == "equiv"]
+
+    def restated(at: int) -> bool:
+        return any(at - _EQUIVALENCE_REACH <= e <= at for e in found)
+
+    return restated
 
 
 def _title_end(
@@ -173,6 +197,7 @@ def prepare_passage(
     carry = Carry(drugs=_doc_drugs(passage.doc_id, lexicon))
     drugs |= carry.drugs
     forms: list[tuple[str, Decimal]] = []
+    strengths: list[tuple[int, str, Decimal, bool]] = []
     every: list[Amount] = []
     for k, (sentence, t) in enumerate(sentences):
         found: list[Amount] = amounts(t, language)
@@ -198,6 +223,10 @@ def prepare_passage(
                 (r.unit for r in read.readings), found, _drug_named(t, lexicon)
             )
         forms += [(unit, value) for unit, value, _ in stated]
+        if stated:  # an equivalence is looked for only after a first strength
+            first = len(forms) == len(stated) == 1
+            restated = _never if first else _equivalence(t, language, lexicon)
+            strengths += [(k, u, v, restated(a.t0)) for u, v, a in stated]
         counted = counted_strengths(t, found, language, stated)
         strength_at = {t.starts[a.t0] for _, _, a in stated if t.starts[a.t0] not in counted}
         readings.extend(
@@ -235,6 +264,7 @@ def prepare_passage(
         tuple(taught.items()),
         tuple(strength.items()),
         indication,
+        tuple(salt_pairs(strengths)),
     )
 
 

@@ -461,17 +461,26 @@ _WEIGHT_ROUNDING: Final = Decimal("0.1")
 
 
 def _for_weight(
-    p: PassageReading, unit: str, weight: Decimal, *, limit: bool = False
+    p: PassageReading,
+    unit: str,
+    weight: Decimal,
+    *,
+    limit: bool = False,
+    cap: Decimal | None = None,
 ) -> tuple[PassageReading, PassageReading] | None:
     """A per-kg passage reading worked out for a body weight (``0.15 mg/kg`` × 14 kg = 2.1 mg):
     ``(as judged, with room for rounding; as shown)``, or ``None`` when it is not per kg of
     ``unit``. A ``limit`` (the answer's maximum or minimum) is judged against the product
     itself: a limit meets the passage's bound, or the top of its range, only where it equals
-    it ("at most 900 mg" for 45 kg at no more than 20 mg/kg), and room would move that bound."""
+    it ("at most 900 mg" for 45 kg at no more than 20 mg/kg), and room would move that bound.
+    ``cap``: the most its sentence allows in ``unit`` (:func:`_sentence_cap`), which the
+    product does not pass."""
     r = p.reading
     if r.amount is None or r.unit != f"{unit}/kg":
         return None
     low, high = r.amount.low * weight, r.amount.high * weight
+    if cap is not None:
+        low, high = min(low, cap), min(high, cap)
     exact = Span(low.normalize(), high.normalize(), r.amount.kind)
     sentence = f"{p.sentence} [{r.amount.text(r.unit or '')} × {format_decimal(weight)} kg]"
     shown = replace(p, reading=replace(r, amount=exact, unit=unit), sentence=sentence)
@@ -495,7 +504,14 @@ def _per_weight(
     if weight is None or a.kind != "dose" or a.amount is None or a.unit not in _PER_KG_UNITS:
         return None
     limit = a.amount.kind != "exact"
-    pairs = [w for p in passages if (w := _for_weight(p, a.unit, weight, limit=limit)) is not None]
+    pairs = [
+        w
+        for p in passages
+        if (
+            w := _for_weight(p, a.unit, weight, limit=limit, cap=_sentence_cap(p, a.unit, passages))
+        )
+        is not None
+    ]
     if not pairs:
         return None
     shown = {id(judged): exact for judged, exact in pairs}
@@ -503,6 +519,26 @@ def _per_weight(
     if status == "unknown":
         return None
     return status, [shown[id(p)] for p in support], [shown[id(p)] for p in against]
+
+
+def _sentence_cap(
+    p: PassageReading, unit: str, passages: Sequence[PassageReading]
+) -> Decimal | None:
+    """The maximum in ``unit`` that the sentence of the per-kg reading ``p`` states on its
+    basis ("1,800 mg or 26 mg/kg, whichever is lower", "10–20 mg/kg, with a maximum of 750 mg
+    per dose"): a dose worked out for a weight does not pass it. ``None`` without one."""
+    r = p.reading
+    caps = [
+        q.reading.amount.high
+        for q in passages
+        if q.sentence == p.sentence
+        and q.doc_id == p.doc_id
+        and q.reading.unit == unit
+        and q.reading.amount is not None
+        and (q.reading.qualifier == "max" or q.reading.amount.kind == "max")
+        and (q.reading.basis is None or r.basis is None or q.reading.basis == r.basis)
+    ]
+    return min(caps) if caps else None
 
 
 def _restated(p: PassageReading, passages: Sequence[PassageReading] = ()) -> PassageReading | None:
@@ -541,7 +577,8 @@ def _count_text(f: Span) -> str:
 def _passage_frequency(p: PassageReading, passages: Sequence[PassageReading]) -> Span | None:
     """The one frequency the other readings of ``p``'s passage state for the same drug and
     group, when they state exactly one: alone ("Verdeel de dagdosis over twee innames") or
-    with an amount of the same kind (not a starting dose's "once a day" for a maximum);
+    with an amount of the same kind (not a starting dose's "once a day" for a maximum), or one
+    exact count beside bounds that hold it ("3 times a day, at least 6 hours apart");
     ``None`` otherwise."""
     r = p.reading
     found = {
@@ -556,7 +593,22 @@ def _passage_frequency(p: PassageReading, passages: Sequence[PassageReading]) ->
         and q.reading.populations == r.populations
         and q.reading.age == r.age
     }
-    return found.pop() if len(found) == 1 else None
+    return found.pop() if len(found) == 1 else _exact_within_bounds(found)
+
+
+def _exact_within_bounds(found: set[Span]) -> Span | None:
+    """The one exact frequency of ``found`` when the others are only bounds that hold it (at
+    most 4 a day, from "at least 6 hours apart", beside "3 times a day"); ``None`` otherwise."""
+    exact = [f for f in found if f.kind == "exact"]
+    if len(exact) != 1:
+        return None
+    (count,) = exact
+    bounds = found - {count}
+    held = all(
+        (b.kind == "max" and count.high <= b.high) or (b.kind == "min" and count.low >= b.low)
+        for b in bounds
+    )
+    return count if held else None
 
 
 def _allowed_groups(a: Reading, passages: Sequence[PassageReading]) -> frozenset[str]:
@@ -576,6 +628,39 @@ def _allowed_groups(a: Reading, passages: Sequence[PassageReading]) -> frozenset
         if any(g in r.conditions and r.polarity not in NEGATIVE for r in safety)
         and not any(g in r.conditions and r.polarity in NEGATIVE for r in safety)
     )
+
+
+def _dosed_for_group(a: Reading, passages: Sequence[PassageReading]) -> list[PassageReading]:
+    """The passage doses of the drug for the age group a positive safety claim is about, alone
+    (no risk condition: "it may be used from 3 years", "cho bé 5 tuổi uống được"), with an age
+    band that holds the answer's (both without one: any dose for the group)."""
+    if a.polarity in NEGATIVE or not a.drugs or not a.conditions:
+        return []
+    groups = a.conditions & _AGE_GROUPS
+    if groups != a.conditions:
+        return []
+    return [
+        p
+        for p in passages
+        if p.reading.kind == "dose"
+        and p.reading.amount is not None
+        and a.drugs & p.reading.drugs
+        and groups <= p.reading.populations
+        and _age_held(a.age, p.reading.age)
+    ]
+
+
+def _age_held(
+    a: tuple[Decimal | None, Decimal | None] | None, p: tuple[Decimal | None, Decimal | None] | None
+) -> bool:
+    """Whether the passage's age band holds the answer's (a single age or a band), or neither
+    states one."""
+    if a is None or p is None:
+        return a is None and p is None
+    if a[0] is not None and a[0] == a[1]:
+        return age_within(a[0], p)
+    low = a[0] if a[0] is not None else Decimal(0)
+    return (p[0] is None or low >= p[0]) and (p[1] is None or (a[1] is not None and a[1] <= p[1]))
 
 
 def age_within(age: Decimal, band: tuple[Decimal | None, Decimal | None]) -> bool:
@@ -648,6 +733,13 @@ def compare(
                 a, populations=a.populations - allowed, conditions=a.conditions - allowed
             )
             status, support, against = _judge(general, passages)
+    if status == "unknown" and a.kind == "contraindication":
+        dosed = _dosed_for_group(a, passages)
+        if dosed:
+            # No safety statement about the group, and the passages give its dose: its use is
+            # what they describe ("children from 3 years: 1 drop twice a day" backs "it may be
+            # used from 3 years")
+            status, support, against = "supported", dosed, []
     if a.age is not None and status in ("supported", "unknown"):
         advised_against = _advised_against(a, passages)
         if advised_against:

@@ -101,6 +101,9 @@ class Opening(_Strict):
     purpose: list[str] = Field(default_factory=list)
     #: Words that head a text as well but name no drug ("Treatment for…", "Behandeling bij…").
     not_names: list[str] = Field(default_factory=list)
+    #: Verbs of holding between a product's name and its strength ("Curatoderm zalf bevat 4
+    #: microgram …", "Daivonex ointment contains 50 micrograms …"): no name themselves.
+    contains: list[str] = Field(default_factory=list)
     #: Languages whose headings of one word and a colon name a drug ("Sulfasalazin: …"):
     #: where a word written without tone marks can only be a loan word (Vietnamese).
     colon_languages: list[Literal["en", "nl", "vi"]] = Field(default_factory=list)
@@ -125,6 +128,11 @@ class Opening(_Strict):
     def not_name_words(self) -> frozenset[str]:
         """:attr:`not_names` in lower case."""
         return frozenset(w.lower() for w in self.not_names)
+
+    @cached_property
+    def contains_words(self) -> frozenset[str]:
+        """:attr:`contains` in lower case."""
+        return frozenset(w.lower() for w in self.contains)
 
 
 class DrugFile(_Strict):
@@ -266,6 +274,15 @@ class LanguageCues(_Strict):
     #: Every other day ("every other day", "om de dag", "cách ngày"): half a dose a day, and the
     #: "once" said with it ("cách ngày uống một lần") is the period's own, not once a day.
     alternate_days: list[str] = Field(default_factory=list)
+    #: A unit of the product after an amount, with at most the drug's name between ("4
+    #: microgram tacalcitol per gram", "50 microgram per gram zalf", "trong mỗi gam"): the
+    #: amount is a concentration, what the product holds, not a dose.
+    per_product: list[str] = Field(default_factory=list)
+    #: Words that restate a strength as another ("1.1 mg sodium fluoride tablets; each tablet
+    #: provides 0.5 mg of fluoride", "6,94 mg amlodipinebesilaat, overeenkomend met 5 mg
+    #: amlodipine", "tương đương 5 mg"): between two strengths of one form, the larger is the
+    #: salt's and the smaller its active part's.
+    equivalent: list[str] = Field(default_factory=list)
     examples: list[ReadingExample] = Field(default_factory=list)
 
 
@@ -283,9 +300,10 @@ class Cue:
     ``ivl_before``, ``ivl_after``, ``pol`` (a polarity), ``modal``, ``modal_after``, ``neg``,
     ``wneg`` (a negated assertion over the rest of its clause), ``use``, ``dayword``, ``cmp``
     (a comparison), ``change`` (a dose change), ``then`` (the next step of a schedule),
-    ``together`` (used together), ``course`` (a course noun), ``same`` (the claim before, for
-    other drugs), ``pop`` (a population key), ``cond`` (a condition key; ``value2`` is
-    ``"population"`` when it also selects a dose).
+    ``together`` (used together), ``product`` (a unit of the product: a concentration's
+    denominator), ``equiv`` (a strength restated as another), ``course`` (a course noun),
+    ``same`` (the claim before, for other drugs), ``pop`` (a population key), ``cond`` (a
+    condition key; ``value2`` is ``"population"`` when it also selects a dose).
     """
 
     kind: str
@@ -423,6 +441,8 @@ class MedicalLexicon:
         entries += [(p, Cue("instead")) for p in cues.instead]
         entries += [(p, Cue("then")) for p in cues.then]
         entries += [(p, Cue("together")) for p in cues.together]
+        entries += [(p, Cue("product")) for p in cues.per_product]
+        entries += [(p, Cue("equiv")) for p in cues.equivalent]
         entries += [(p, Cue("neutral")) for p in getattr(groups.neutral, language)]
         for g in groups.populations:
             entries += [(p, Cue("pop", g.key)) for p in getattr(g, language)]

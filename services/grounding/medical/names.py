@@ -162,6 +162,8 @@ def _opening(
             break
         elif word in salts or word in forms or _compound_form(word, forms, language, lexicon):
             pass
+        elif names and not depth and not strength and word in spec.contains_words:
+            pass  # "Curatoderm zalf bevat 4 microgram …": the product, then what it holds
         elif len(names) < _NAMES and (depth or (not strength and len(names) < 2)):
             name = _strip_salt(word, salts)
             if name in not_names or not _is_name(name, language, lexicon):

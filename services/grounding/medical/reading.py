@@ -223,6 +223,14 @@ class SentenceReading:
     #: Token indices of numbers that the readings used (amounts, frequencies, ages, "24 hours").
     used: frozenset[int]
     carry: Carry
+    #: The drugs a concentration of the sentence is of ("Curatoderm bevat 4 microgram tacalcitol
+    #: per gram"): what a product holds, a claim about the drug that is no dose reading.
+    held: frozenset[str] = frozenset()
+    #: Every dose amount of the sentence is set aside ("Zij neemt dus niet de gewone 2
+    #: tabletten per keer", "not the usual 20 mg"): another dose the answer contrasts with.
+    contrasted: bool = False
+    #: The drugs the sentence names itself (none for a sentence without cue, drug or amount).
+    named: frozenset[str] = frozenset()
 
 
 # -- ages: one small table and function per language -----------------------------------------
@@ -550,6 +558,9 @@ def _ages(
             stop += 2
         low: Decimal | None = first * scale
         high: Decimal | None = second * scale if second is not None else None
+        upper = None if bare or second is not None else _band_end(tokens, stop, hi, w)
+        if upper is not None:  # "6 months to 3 years"
+            high, stop = upper
         begin = i
         before = {words[k] for k in range(max(lo, i - 2), i)}
         after = tuple(words[stop : stop + 3])
@@ -558,11 +569,12 @@ def _ages(
             or words[stop - 1] in ("tuổi", "old")
             or w.kin_age(words, i, lo)
             or any(after[: len(p)] == p for p in (*w.above_after, *w.below_after))
+            or (high is not None and not bare and words[stop : stop + 1] == [":"])
         )
         if not (marked or people):
             i = stop  # "the last 3 months of pregnancy", "for 5 days": a time, not an age
             continue
-        if second is None:
+        if second is None and upper is None:
             if w.kin_age(words, i, lo):
                 high = low  # "zoon van 6", "a baby of 3 months": that age, not "from 6"
             elif before & w.below_before or any(after[: len(p)] == p for p in w.below_after):
@@ -579,6 +591,21 @@ def _ages(
         out.append((begin, stop, low, high))
         i = stop
     return out
+
+
+def _band_end(tokens: Tokens, at: int, hi: int, w: _AgeWords) -> tuple[Decimal, int] | None:
+    """The upper end of an age band whose ends have units of their own, from a range word at
+    ``at`` ("6 months | to 3 years", "6 maanden | tot 3 jaar"): ``(years, stop token)``, or
+    ``None``. A band that heads a row of a dosing table ("3 to 6 years: 0.5 mg") is an age
+    without a group noun: the reader marks it by its colon."""
+    words, kinds = tokens.words, tokens.kinds
+    if at + 2 >= hi or words[at] not in w.range_words or kinds[at + 1] != NUM:
+        return None
+    unit = words[at + 2]
+    value = _number(words[at + 1])
+    if value is None or not (unit in w.years or unit in w.months):
+        return None
+    return (value if unit in w.years else value / Decimal(12)), at + 3
 
 
 def _counted_age(words: list[str], i: int, hi: int, w: _AgeWords) -> bool:
@@ -698,9 +725,14 @@ def _clause_polarity(
     if frames:  # "nothing suggests … would be a problem": one more negator in every scope
         negated = _framed(negated, frames)
     votes: list[Polarity] = []
+    advice = _advised_change(cues, clause, neg_at, negated)
+    if advice:
+        votes.append("allowed")  # "no dose adjustment is recommended": the usual use is fine
     for s, e, cue in cues:
         if not clause[0] <= s < clause[1]:
             continue
+        if advice and cue.kind == "pol" and cue.value in _ADVICE:
+            continue  # it advises on the dose change, not on the use
         if cue.kind == "pol":
             value: Polarity = cue.value  # type: ignore[assignment]
             votes.append(flip(value) if negated(neg_at, s, e, clause) else value)
@@ -728,6 +760,40 @@ def _clause_polarity(
     if negatives:
         return max(negatives, key=lambda v: _STRENGTH[v])
     return votes[0] if votes else None
+
+
+#: Polarity values that advise on an action: beside a dose change they are about the change.
+_ADVICE: Final = frozenset({"recommended", "not_recommended"})
+
+
+def _advised_change(
+    cues: list[tuple[int, int, Cue]],
+    clause: tuple[int, int],
+    neg_at: Sequence[int],
+    negated: Callable[[Sequence[int], int, int, tuple[int, int]], bool],
+) -> bool:
+    """Whether the clause advises against changing the dose: a dose change and a
+    recommendation about it ("No dose adjustment is recommended in renal impairment", "Er wordt
+    geen dosisaanpassing aanbevolen", "Không khuyến cáo điều chỉnh liều"), with one negation
+    between them: the change's own negator, the recommendation's, or a phrase that holds its
+    own ("not recommended"), each counted once. The usual use is then allowed; the
+    recommendation is not read as one about using the drug."""
+    changes = [(s, e) for s, e, c in cues if c.kind == "change" and clause[0] <= s < clause[1]]
+    advice = [
+        (s, e, c)
+        for s, e, c in cues
+        if c.kind == "pol" and c.value in _ADVICE and clause[0] <= s < clause[1]
+    ]
+    if not changes or not advice:
+        return False
+    scoped = {
+        k
+        for s, e in [*changes, *((s, e) for s, e, _ in advice)]
+        for k in neg_at
+        if negated([k], s, e, clause)
+    }
+    own = sum(1 for _, _, c in advice if c.value == "not_recommended")
+    return (len(scoped) + own) % 2 == 1
 
 
 def _framed(
@@ -844,6 +910,21 @@ def _measured(a: Amount, cues: list[tuple[int, int, Cue]]) -> bool:
     """A bare number right after a measured condition is its value, not a dose: "eGFR van
     40", "creatinine clearance about 45", "độ lọc cầu thận 25"."""
     return any(c.kind == "cond" and c.value in _MEASURED and e <= a.t0 <= e + 3 for _, e, c in cues)
+
+
+#: Tokens that may stand between a concentration's amount and its product unit (the drug's
+#: name: "4 microgram tacalcitol per gram", "50 mg of amoxicillin per ml").
+_PRODUCT_REACH: Final = 3
+
+
+def _concentrations(found: Sequence[Amount], cues: list[tuple[int, int, Cue]]) -> frozenset[int]:
+    """Where the amounts start that a unit of the product follows ("4 microgram tacalcitol per
+    gram zalf", "chứa 50 microgam calcipotriol trong mỗi gam"): what the product holds, no
+    dose. Their numbers are still looked for among the passages'."""
+    units = [s for s, _, c in cues if c.kind == "product"]
+    if not units:
+        return frozenset()
+    return frozenset(a.t0 for a in found if any(a.t1 <= s <= a.t1 + _PRODUCT_REACH for s in units))
 
 
 def _is_dose_amount(a: Amount) -> bool:
@@ -1011,12 +1092,17 @@ def read_sentence(
     }
     # "500 mg mỗi 8 giờ", "500 mg per 8 hours": a time denominator of hours is the interval
     # between doses; per minute or per hour ("ml/min", "mg/h") is a rate (a clearance).
+    held = _concentrations(found, cues)
+    set_aside = [a for a in found if _is_dose_amount(a) and a.t0 not in age_tokens]
+    if any(a.t0 not in aside for a in set_aside):
+        set_aside = []
     doses = [
         a
         for a in found
         if _is_dose_amount(a)
         and a.t0 not in age_tokens
         and a.t0 not in aside
+        and a.t0 not in held
         and (a.per_time is None or a.per_time >= _SHORTEST_INTERVAL)
     ]
     for a in found:
@@ -1284,7 +1370,9 @@ def read_sentence(
         polarity=safety[0].polarity if safety else None,
         clearance=bands[-1][1] if bands else carry.clearance,
     )
-    return SentenceReading(tuple(readings), frozenset(used), new_carry)
+    of = stated if held else frozenset()
+    contrasted = bool(set_aside) and not readings
+    return SentenceReading(tuple(readings), frozenset(used), new_carry, of, contrasted, stated)
 
 
 def _stop_negated(cues: list[tuple[int, int, Cue]], words: list[str], negators: list[str]) -> bool:

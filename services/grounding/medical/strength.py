@@ -23,7 +23,7 @@ from services.grounding.quantities import (
     format_decimal,
     parse_number,
 )
-from services.grounding.tokens import NUM, Tokens
+from services.grounding.tokens import NUM, WORD, Tokens
 
 __all__ = [
     "FORM_UNITS",
@@ -33,6 +33,7 @@ __all__ = [
     "in_volume",
     "named_strengths",
     "one_strength",
+    "salt_pairs",
     "scale_counted",
     "strength_amounts",
     "volume_keys",
@@ -107,6 +108,43 @@ def strength_amounts(t: Tokens, found: Sequence[Amount]) -> list[tuple[str, Deci
     title = not out and len(found) == 1 and len(mg) == 1 and len(mg[0].parts) == 1
     if title and sum(k == 0 for k in t.kinds) <= 6:
         out.append(("tablet", mg[0].low, mg[0]))  # a title: drug and strength
+    elif title and (form := _headed_form(t, mg[0])) is not None:
+        out.append((form, mg[0].low, mg[0]))
+    return out
+
+
+#: Words a product's name may take before its strength at a sentence's start ("Spasfon Lyoc
+#: 80 mg").
+_NAME_WORDS: Final = 3
+
+
+def _headed_form(t: Tokens, a: Amount) -> str | None:
+    """The dose form of a longer heading that opens with the product's name and its one
+    strength, the form named later ("Spasfon Lyoc 80 mg (phloroglucinol), viên đông khô đặt
+    dưới lưỡi …", "Zentra 20 mg (x), film-coated tablets for …"): the first form word after
+    the strength; ``None`` when the sentence opens otherwise or names no form."""
+    if not 1 <= a.t0 <= _NAME_WORDS or not t.text[:1].isupper():
+        return None
+    if any(k != WORD for k in t.kinds[: a.t0]):
+        return None
+    return next((FORM_UNITS[w] for w in t.words[a.t1 :] if w in FORM_UNITS), None)
+
+
+def salt_pairs(
+    stated: Sequence[tuple[int, str, Decimal, bool]],
+) -> list[tuple[str, Decimal, Decimal]]:
+    """``(form unit, salt mg, active mg)`` from a passage's strengths in order, each ``(sentence
+    index, form unit, mg, restated)``: a strength that a phrase of equivalence introduces
+    (``restated``: "each tablet provides 0.5 mg of fluoride") restates the one larger strength
+    of the same form stated before it in its sentence or the one before ("Sodium fluoride 1.1
+    mg chewable tablets;"). A salt weighs more than its active part."""
+    out: list[tuple[str, Decimal, Decimal]] = []
+    for n, (k, form, mg, restated) in enumerate(stated):
+        if not restated:
+            continue
+        before = {v for j, f, v, _ in stated[:n] if f == form and k - 1 <= j <= k and v > mg}
+        if len(before) == 1:
+            out.append((form, before.pop(), mg))
     return out
 
 
