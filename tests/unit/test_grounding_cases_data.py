@@ -2,8 +2,8 @@
 
 These checks read the data only; they do not run the grounding check. They hold the set to what its
 README promises: one JSON object per line, unique ids, at least eight cases of every kind in every
-language with both tuning splits (and sixteen later held-out splits, *fresh*, *fresh2*, …
-*fresh16*, of at least twenty cases per language over every kind),
+language with both tuning splits (and seventeen later held-out splits, *fresh*, *fresh2*, …
+*fresh17*, of at least twenty cases per language over every kind),
 passages that are valid ``Passage`` wire objects, citations that are fabricated exactly where the
 kind says so, and labels that follow the kind.
 """
@@ -35,6 +35,7 @@ SPLITS = (
     "fresh14",
     "fresh15",
     "fresh16",
+    "fresh17",
 )
 #: the later held-out splits: at least so many cases per language, and per kind in each language
 MIN_FRESH_PER_LANGUAGE = 20
@@ -55,6 +56,7 @@ MIN_FRESH_PER_KIND = {
     "fresh14": 2,
     "fresh15": 2,
     "fresh16": 2,
+    "fresh17": 2,
 }
 
 #: kind -> (flagged, critical); ``None`` for critical means either (a citation case is critical
@@ -258,6 +260,7 @@ def _readme_table(section: str) -> dict[str, tuple[int, ...]]:
         ("Fresh14", ("fresh14",)),
         ("Fresh15", ("fresh15",)),
         ("Fresh16", ("fresh16",)),
+        ("Fresh17", ("fresh17",)),
     ],
 )
 def test_readme_counts_match_the_data(section: str, splits: tuple[str, ...]) -> None:
