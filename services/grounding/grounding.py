@@ -70,7 +70,7 @@ from services.grounding.prepared import PassageCache
 from services.grounding.quantities import UNITS, amounts, parse_number
 from services.grounding.sentences import split_sentences
 from services.grounding.text import detect_language
-from services.grounding.tokens import NUM, TextTokens, Tokens, tokenize
+from services.grounding.tokens import NUM, WORD, TextTokens, Tokens, tokenize
 
 __all__ = [
     "GroundingConfig",
@@ -521,6 +521,8 @@ def _prepare(
     names = registry.entities if registry is not None else frozenset()
     lex = lexicon if lexicon is not None else load_lexicon()
     evidence = Evidence(event.retrieval or [], language, lex, cache)
+    if any(p.subjects for p in evidence.passages):
+        evidence.adopt(_written_names(event.content))
     lex = lex.with_names(evidence.names)  # drugs the passages name in their openings
     said = frozenset(context.amounts) if context is not None else frozenset()
     carry = _carry(context, evidence)
@@ -537,6 +539,17 @@ def _prepare(
     if carry is not None:
         claims = _question_risk(claims, carry, _risk_groups(lex))
     return language, claims, evidence
+
+
+def _written_names(text: str) -> frozenset[str]:
+    """The spelling keys of the words a text writes with a capital (names it may share with a
+    passage's subject)."""
+    t = tokenize(text)
+    return frozenset(
+        spelling_key(w)
+        for w, k, at in zip(t.words, t.kinds, t.starts, strict=True)
+        if k == WORD and text[at : at + 1].isupper()
+    )
 
 
 def _question_risk(

@@ -1,0 +1,96 @@
+"""The mechanism of the twentieth round (issue 10): a drug no lexicon knows, named by a name
+the answer shares with the passage about it — a passage's heading ("Tavrolex: …") or a brand in
+brackets beside its drug ("Velpratide (Quorix)") — binds the answer's figures to that passage,
+so another retrieved drug's dose under its name is flagged. Sentences of our own in English,
+Dutch and Vietnamese with invented names; each wrong answer has a right twin that must pass."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.grounding_checks import check_report, critical
+from tests.support.grounding_checks import numbered_report as report
+
+# --- a brand in brackets beside a drug the passage's id names -----------------------------
+
+_BRACKETED = [
+    (
+        [
+            ("smpc-dalmorine-en-01", "Dalmorine, adults: 40 mg twice daily for a dry cough."),
+            (
+                "smpc-velpratide-en-01",
+                "Velpratide (Quorix), adults: 5 mg once daily for a dry cough.",
+            ),
+        ],
+        "For a dry cough adults take Quorix 40 mg twice a day.",
+        "For a dry cough adults take Quorix 5 mg once a day.",
+        "en",
+    ),
+    (
+        [
+            (
+                "smpc-dalmorine-nl-01",
+                "Dalmorine, volwassenen: tweemaal daags 40 mg bij droge hoest.",
+            ),
+            (
+                "smpc-velpratide-nl-01",
+                "Velpratide (Quorix), volwassenen: eenmaal daags 5 mg bij droge hoest.",
+            ),
+        ],
+        "Bij droge hoest nemen volwassenen Quorix tweemaal daags 40 mg.",
+        "Bij droge hoest nemen volwassenen Quorix eenmaal daags 5 mg.",
+        "nl",
+    ),
+    (
+        [
+            ("hdsd-dalmorine-vi-01", "Dalmorine, người lớn: uống 40 mg, ngày 2 lần khi ho khan."),
+            (
+                "hdsd-velpratide-vi-01",
+                "Velpratide (Quorix), người lớn: uống 5 mg, ngày 1 lần khi ho khan.",
+            ),
+        ],
+        "Khi ho khan, người lớn uống Quorix 40 mg, ngày 2 lần.",
+        "Khi ho khan, người lớn uống Quorix 5 mg, ngày 1 lần.",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("passages", "wrong", "right", "language"), _BRACKETED)
+def test_a_bracketed_brand_the_answer_writes_is_its_drug(
+    passages: list[tuple[str, str]], wrong: str, right: str, language: str
+) -> None:
+    assert critical(check_report(wrong, passages, language))
+    assert not critical(check_report(right, passages, language))
+
+
+# --- a heading's name, in a passage that names no drug --------------------------------------
+
+_HEADED = [
+    (
+        [
+            "Sleeplessness: start with 10 mg at bedtime, then 20 mg once daily.",
+            "Tavrolex: start with 2 mg once daily for 3 days, then 4 mg once daily.",
+        ],
+        "Tavrolex is started at 10 mg at bedtime, then 20 mg once daily.",
+        "Tavrolex is started at 2 mg once daily for 3 days, then 4 mg once daily.",
+        "en",
+    ),
+    (
+        [
+            "Slapeloosheid: begin met 10 mg voor het slapengaan, daarna eenmaal daags 20 mg.",
+            "Tavrolex: begin met eenmaal daags 2 mg gedurende 3 dagen, daarna eenmaal daags 4 mg.",
+        ],
+        "Tavrolex begint u met 10 mg voor het slapengaan, daarna eenmaal daags 20 mg.",
+        "Tavrolex begint u met eenmaal daags 2 mg gedurende 3 dagen, daarna eenmaal daags 4 mg.",
+        "nl",
+    ),
+]
+
+
+@pytest.mark.parametrize(("passages", "wrong", "right", "language"), _HEADED)
+def test_a_heading_name_the_answer_writes_is_the_passage_drug(
+    passages: list[str], wrong: str, right: str, language: str
+) -> None:
+    assert critical(report(wrong, passages, language))
+    assert not critical(report(right, passages, language))
