@@ -94,3 +94,42 @@ def test_a_heading_name_the_answer_writes_is_the_passage_drug(
 ) -> None:
     assert critical(report(wrong, passages, language))
     assert not critical(report(right, passages, language))
+
+
+# --- a time after a word of delay is when, not a basis ("after a week" is no "per week") -----
+
+#: Vietnamese writes "a week" of a basis ("3 lần một tuần") and of a delay ("sau một tuần") in
+#: the same words; English and Dutch delays ("after one week", "na een week") were read already.
+_DELAYED = [
+    (
+        [
+            "Zorvatide 5 mg: uống 1 viên mỗi ngày. Nếu sau 4 tuần hiệu quả chưa đủ, có thể tăng "
+            "lên 2 viên mỗi ngày."
+        ],
+        "Nếu sau một tuần huyết áp vẫn cao, có thể tăng lên 2 viên mỗi ngày.",
+        "Nếu sau 4 tuần huyết áp vẫn cao, có thể tăng lên 2 viên mỗi ngày.",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("passages", "wrong", "right", "language"), _DELAYED)
+def test_a_time_after_a_delay_word_is_checked_not_read_as_a_basis(
+    passages: list[str], wrong: str, right: str, language: str
+) -> None:
+    assert critical(report(wrong, passages, language))
+    assert not critical(report(right, passages, language))
+
+
+# --- a Dutch compound of a name the passages teach ("…pomp", "…pen") -------------------------
+
+
+def test_a_compound_of_a_taught_name_names_its_drug() -> None:
+    passages = [
+        ("smpc-dalvorine-nl-01", "Dalvorine, continue infusie: ten hoogste 100 mg per dag."),
+        ("smpc-trelozine-nl-01", "Trelozine, tabletten: ten hoogste 300 mg per dag."),
+    ]
+    wrong = "Met de dalvorinepomp krijgt u ten hoogste 300 mg per dag."
+    right = "Met de dalvorinepomp krijgt u ten hoogste 100 mg per dag."
+    assert critical(check_report(wrong, passages, "nl"))
+    assert not critical(check_report(right, passages, "nl"))

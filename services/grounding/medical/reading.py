@@ -996,6 +996,7 @@ def _cues_and_drugs(
         c
         for c in lexicon.matcher(lang).find(words, lo, hi)
         if not (c[2].kind == "qual" and c[0] in inside)  # "200 tot 400 mg": a range, no "tot"
+        and not (c[2].kind == "basis" and c[0] > lo and words[c[0] - 1] in _DELAYS)
     ]
     cues = _negated_more(cues)
     drugs = list(lexicon.find_drugs(words, lo, hi))
@@ -1621,6 +1622,9 @@ def _negated_more(cues: list[tuple[int, int, Cue]]) -> list[tuple[int, int, Cue]
     return out
 
 
+#: Words right before a time that make it a delay, no basis: "sau một tuần", "after a week",
+#: "na een week" say when, not "per week" ("within 24 hours" is a day's basis).
+_DELAYS: Final = frozenset({"after", "na", "sau"})
 #: Words right before a time that make it no course length: a delay ("repeat after 2 weeks",
 #: "na 2 weken", "sau 2 tuần"), a deadline ("within 3 days", "binnen 3 dagen", "trong vòng") or
 #: a recurrence ("every 2 days", "om de 2 dagen", "mỗi 2 ngày").
