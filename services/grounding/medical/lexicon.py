@@ -43,6 +43,8 @@ __all__ = [
 ]
 
 _WORD_MEMO: Final = 50_000
+#: The shortest word read as a compound of a drug name and a form or device ("ibuprofendrank").
+_COMPOUND_SHORTEST: Final = 10
 #: What the word memo gives for a word it does not hold.
 _UNSEEN: Final = object()
 DEFAULT_LEXICON_DIR: Final = Path(__file__).resolve().parents[3] / "rules" / "grounding"
@@ -492,7 +494,7 @@ class MedicalLexicon:
         if len(word) < 3 or not word[0].isalpha():
             return None
         if self._local:
-            local = self._local.get(spelling_key(word))
+            local = self._local_drug(spelling_key(word))
             if local is not None:
                 return (1, local)
         memo = self._memo
@@ -505,11 +507,25 @@ class MedicalLexicon:
         memo[word] = found
         return None if found is None else (1, found)
 
+    def _local_drug(self, key: str) -> str | None:
+        """A name the passages taught, also as the first part of a Dutch compound written
+        with a device or form ("apomorfinepomp" for a taught "apomorfine"), as :meth:`_listed`
+        reads listed names."""
+        local = self._local
+        inn = local.get(key)
+        if inn is not None or len(key) < _COMPOUND_SHORTEST:
+            return inn
+        for cut in range(len(key) - 3, 5, -1):
+            inn = local.get(key[:cut])
+            if inn is not None:
+                return inn
+        return None
+
     def _listed(self, key: str) -> str | None:
         inn = self._single.get(key)
         if inn is not None:
             return inn
-        if len(key) >= 10:  # Dutch compounds: "paracetamolzetpillen", "ibuprofendrank"
+        if len(key) >= _COMPOUND_SHORTEST:  # Dutch: "paracetamolzetpillen", "ibuprofendrank"
             for cut in range(len(key) - 3, 5, -1):
                 inn = self._single.get(key[:cut])
                 if inn is not None:
