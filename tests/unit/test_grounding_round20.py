@@ -133,3 +133,40 @@ def test_a_compound_of_a_taught_name_names_its_drug() -> None:
     right = "Met de dalvorinepomp krijgt u ten hoogste 100 mg per dag."
     assert critical(check_report(wrong, passages, "nl"))
     assert not critical(check_report(right, passages, "nl"))
+
+
+# --- "that amount": a frequency beside it is the amount before, taken each time -------------
+
+_TAKEN_UP = [
+    (
+        ["Zorvatide, adults: 1,200 mg a day, given in three divided doses with meals."],
+        "Adults need 1,200 mg of zorvatide. Take that amount three times a day with meals.",
+        "Adults need 400 mg of zorvatide each time. Take that amount three times a day with meals.",
+        "en",
+    ),
+    (
+        ["Zorvatide, volwassenen: 1.200 mg per dag, verdeeld over drie giften bij de maaltijd."],
+        "Volwassenen hebben 1.200 mg zorvatide nodig. Neem die hoeveelheid driemaal daags bij "
+        "de maaltijd.",
+        "Volwassenen hebben per keer 400 mg zorvatide nodig. Neem die hoeveelheid driemaal daags "
+        "bij de maaltijd.",
+        "nl",
+    ),
+    (
+        [
+            "Zorvatide 400 mg: người lớn uống 400 mg mỗi lần, ngày 3 lần, tổng cộng 1.200 mg mỗi "
+            "ngày."
+        ],
+        "Người lớn cần 1.200 mg zorvatide. Uống lượng đó ngày 3 lần trong bữa ăn.",
+        "Người lớn cần 400 mg zorvatide. Uống lượng đó ngày 3 lần trong bữa ăn.",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("passages", "wrong", "right", "language"), _TAKEN_UP)
+def test_that_amount_is_the_amount_before_taken_each_time(
+    passages: list[str], wrong: str, right: str, language: str
+) -> None:
+    assert critical(report(wrong, passages, language))
+    assert not critical(report(right, passages, language))

@@ -254,6 +254,9 @@ class LanguageCues(_Strict):
     dose_change: list[str] = Field(default_factory=list)
     #: "The same goes for …": the safety claim before, now about the drugs named here.
     same_for: list[str] = Field(default_factory=list)
+    #: Words that take up the amount of the sentence before ("that amount", "die hoeveelheid",
+    #: "lượng đó"): a frequency beside them is that amount's, taken each time.
+    restated_amount: list[str] = Field(default_factory=list)
     #: A day's amount split into doses: the words before the count ("in", "divided into",
     #: "verdeeld over") and the dose nouns after it ("doses", "giften"): "20 mg/kg/day in three
     #: divided doses" is taken three times a day.
@@ -304,7 +307,8 @@ class Cue:
     (a comparison), ``change`` (a dose change), ``then`` (the next step of a schedule),
     ``together`` (used together), ``product`` (a unit of the product: a concentration's
     denominator), ``equiv`` (a strength restated as another), ``course`` (a course noun),
-    ``same`` (the claim before, for other drugs), ``pop`` (a population key), ``cond`` (a
+    ``same`` (the claim before, for other drugs), ``again`` (the amount before, restated),
+    ``pop`` (a population key), ``cond`` (a
     condition key; ``value2`` is ``"population"`` when it also selects a dose).
     """
 
@@ -440,6 +444,7 @@ class MedicalLexicon:
         entries += [(p, Cue("cmp")) for p in cues.comparison]
         entries += [(p, Cue("change")) for p in cues.dose_change]
         entries += [(p, Cue("same")) for p in cues.same_for]
+        entries += [(p, Cue("again")) for p in cues.restated_amount]
         entries += [(p, Cue("instead")) for p in cues.instead]
         entries += [(p, Cue("then")) for p in cues.then]
         entries += [(p, Cue("together")) for p in cues.together]

@@ -215,6 +215,9 @@ class Carry:
     polarity: Polarity | None = None
     #: A kidney clearance stated before (a question's "klaring 25").
     clearance: Span | None = None
+    #: The last dose amount without a basis and its unit, for a next sentence that takes it
+    #: up ("… comes to 1,500 mg. Take that amount three times a day").
+    amount: tuple[Span, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -1363,6 +1366,8 @@ def read_sentence(
     bands = _clearances(tokens, found, cues)
     if bands or carry.clearance is not None:
         readings = [_with_clearance(r, bands, carry.clearance) for r in readings]
+    if carry.amount is not None and any(c.kind == "again" for _, _, c in cues):
+        readings = [_taken_up(r, carry.amount) for r in readings]
     new_carry = Carry(
         drugs=stated or carry.drugs,
         populations=pop_frozen if hands_on else carry.populations,
@@ -1370,10 +1375,28 @@ def read_sentence(
         risk=safety[0].conditions if safety else frozenset(),
         polarity=safety[0].polarity if safety else None,
         clearance=bands[-1][1] if bands else carry.clearance,
+        amount=_open_amount(readings),
     )
     of = stated if held else frozenset()
     contrasted = bool(set_aside) and not readings
     return SentenceReading(tuple(readings), frozenset(used), new_carry, of, contrasted, stated)
+
+
+def _open_amount(readings: Sequence[Reading]) -> tuple[Span, str] | None:
+    """The last dose amount of a sentence that states no basis, for a next sentence that takes
+    it up ("that amount", "die hoeveelheid", "lượng đó")."""
+    for r in reversed(readings):
+        if r.kind == "dose" and r.amount is not None and r.unit is not None:
+            return (r.amount, r.unit) if r.basis is None else None
+    return None
+
+
+def _taken_up(r: Reading, amount: tuple[Span, str]) -> Reading:
+    """A frequency without an amount, in a sentence that takes up the amount before ("Take
+    that amount three times a day"): that amount each time."""
+    if r.kind != "dose" or r.amount is not None or r.frequency is None:
+        return r
+    return replace(r, amount=amount[0], unit=amount[1], basis="dose")
 
 
 def _stop_negated(cues: list[tuple[int, int, Cue]], words: list[str], negators: list[str]) -> bool:
