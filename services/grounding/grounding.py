@@ -334,6 +334,13 @@ _BEFORE_AGE: Final = frozenset(
 )
 
 
+#: Time words a bare number right after counts on ("I'm starting week 6", "ik zit in week 3",
+#: "tôi đang ở tuần 6", "day 10 of the course"): a point in a schedule, not an age.
+_TIME_BEFORE: Final = frozenset(
+    {"week", "day", "month", "weeks", "days", "dag", "maand", "tuần", "ngày", "tháng"}
+)
+
+
 def _age_in(t: Tokens) -> Decimal | None:
     words = t.words
     n = len(words)
@@ -341,6 +348,8 @@ def _age_in(t: Tokens) -> Decimal | None:
         word = words[i]
         if not word.isdigit() or not 0 < int(word) < 120:
             continue
+        if i > 0 and words[i - 1] in _TIME_BEFORE:
+            continue  # "starting week 6": a point in a schedule
         if i + 1 < n and (words[i + 1] in UNITS or words[i + 1] in _WEIGHT_UNITS):
             continue  # "20 mg", "6 months", "18 kilo": an amount or a weight, not an age
         if (

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from services.grounding.grounding import medical_context
 from tests.support.grounding_checks import check_report, critical
 from tests.support.grounding_checks import numbered_report as report
 
@@ -170,3 +171,35 @@ def test_that_amount_is_the_amount_before_taken_each_time(
 ) -> None:
     assert critical(report(wrong, passages, language))
     assert not critical(report(right, passages, language))
+
+
+# --- a number after a time word in the question is a point in a schedule, not an age --------
+# (Vietnamese reads a question's age only with "tuổi", so "tuần 6" was never one.)
+
+_SCHEDULE = [
+    (
+        "Zorvatide 50 mg: adults: 50 mg once daily in weeks 5 and 6, then 100 mg once daily.",
+        "I'm starting week 6 of zorvatide. What dose should I be on?",
+        "My son is 6 and was given zorvatide. What dose should he be on?",
+        "In week 6 you take 50 mg once a day.",
+        "en",
+    ),
+    (
+        "Zorvatide 50 mg: volwassenen: in week 5 en 6 eenmaal daags 50 mg, daarna eenmaal daags "
+        "100 mg.",
+        "Nu zit ik in week 6 en wil weten welke dosis zorvatide daarbij hoort.",
+        "Mijn zoon is 6 en kreeg zorvatide; ik wil weten welke dosis daarbij hoort.",
+        "In week 6 neemt u eenmaal daags 50 mg.",
+        "nl",
+    ),
+]
+
+
+@pytest.mark.parametrize(("passage", "week", "child", "answer", "language"), _SCHEDULE)
+def test_a_week_of_a_schedule_in_the_question_is_no_age(
+    passage: str, week: str, child: str, answer: str, language: str
+) -> None:
+    at_week = medical_context(week, language)
+    assert at_week.age_min_years is None
+    assert not critical(report(answer, [passage], language, at_week))
+    assert critical(report(answer, [passage], language, medical_context(child, language)))
