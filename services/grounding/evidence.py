@@ -87,6 +87,8 @@ class Evidence:
         self._renamed: dict[str, str] = {}
         #: The indication each passage's heading names, by passage index.
         self._indications: dict[int, frozenset[str]] = {}
+        #: The drug a drugless passage is about by a name the answer shares (:meth:`adopt`).
+        self._adopted: dict[int, frozenset[str]] = {}
         taught = False
         for i, p in enumerate(self.passages):
             taught = taught or bool(p.names)
@@ -150,10 +152,35 @@ class Evidence:
                 out[i] = frozenset(drugs)
         return out
 
+    def adopt(self, written: frozenset[str]) -> dict[str, str]:
+        """Teach the event the passages' subject names (:attr:`PreparedPassage.subjects`) that
+        the answer writes too (``written``: the spelling keys of its capitalised words): a
+        name the lexicon does not know ("Stelazine", "Norprolac") then binds the answer's
+        figures to the passage about it, and a passage that names no drug, with its sibling
+        chunks, is about that name. Call before the readings are used; returns what it taught.
+        """
+        found = {
+            key: drug
+            for p in self.passages
+            for key, drug in p.subjects
+            if key in written and key not in self.names
+        }
+        if not found:
+            return {}
+        self.names = {**self.names, **found}
+        for i, p in enumerate(self.passages):
+            own = {d for k, d in p.subjects if k in found and d == k}
+            if not p.drugs and len(own) == 1:
+                stem = _stem(p.doc_id)
+                for j, q in enumerate(self.passages):
+                    if j == i or (not q.drugs and stem is not None and _stem(q.doc_id) == stem):
+                        self._adopted[j] = frozenset(own)
+        return found
+
     @cached_property
     def readings(self) -> list[PassageReading]:
         renamed = self._renamed
-        sibling = self._sibling_drug
+        sibling = {**self._sibling_drug, **self._adopted}
         return [
             PassageReading(
                 p.doc_id,
@@ -210,7 +237,7 @@ class Evidence:
         the drug of its sibling chunks)."""
         drugs = self.passages[i].drugs
         if not drugs:
-            return self._sibling_drug.get(i, drugs)
+            return self._adopted.get(i) or self._sibling_drug.get(i, drugs)
         return self.renamed(drugs)
 
     @cached_property

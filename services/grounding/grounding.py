@@ -70,7 +70,7 @@ from services.grounding.prepared import PassageCache
 from services.grounding.quantities import UNITS, amounts, parse_number
 from services.grounding.sentences import split_sentences
 from services.grounding.text import detect_language
-from services.grounding.tokens import NUM, TextTokens, Tokens, tokenize
+from services.grounding.tokens import NUM, WORD, TextTokens, Tokens, tokenize
 
 __all__ = [
     "GroundingConfig",
@@ -334,6 +334,13 @@ _BEFORE_AGE: Final = frozenset(
 )
 
 
+#: Time words a bare number right after counts on ("I'm starting week 6", "ik zit in week 3",
+#: "tôi đang ở tuần 6", "day 10 of the course"): a point in a schedule, not an age.
+_TIME_BEFORE: Final = frozenset(
+    {"week", "day", "month", "weeks", "days", "dag", "maand", "tuần", "ngày", "tháng"}
+)
+
+
 def _age_in(t: Tokens) -> Decimal | None:
     words = t.words
     n = len(words)
@@ -341,6 +348,8 @@ def _age_in(t: Tokens) -> Decimal | None:
         word = words[i]
         if not word.isdigit() or not 0 < int(word) < 120:
             continue
+        if i > 0 and words[i - 1] in _TIME_BEFORE:
+            continue  # "starting week 6": a point in a schedule
         if i + 1 < n and (words[i + 1] in UNITS or words[i + 1] in _WEIGHT_UNITS):
             continue  # "20 mg", "6 months", "18 kilo": an amount or a weight, not an age
         if (
@@ -521,6 +530,8 @@ def _prepare(
     names = registry.entities if registry is not None else frozenset()
     lex = lexicon if lexicon is not None else load_lexicon()
     evidence = Evidence(event.retrieval or [], language, lex, cache)
+    if any(p.subjects for p in evidence.passages):
+        evidence.adopt(_written_names(event.content))
     lex = lex.with_names(evidence.names)  # drugs the passages name in their openings
     said = frozenset(context.amounts) if context is not None else frozenset()
     carry = _carry(context, evidence)
@@ -537,6 +548,17 @@ def _prepare(
     if carry is not None:
         claims = _question_risk(claims, carry, _risk_groups(lex))
     return language, claims, evidence
+
+
+def _written_names(text: str) -> frozenset[str]:
+    """The spelling keys of the words a text writes with a capital (names it may share with a
+    passage's subject)."""
+    t = tokenize(text)
+    return frozenset(
+        spelling_key(w)
+        for w, k, at in zip(t.words, t.kinds, t.starts, strict=True)
+        if k == WORD and text[at : at + 1].isupper()
+    )
 
 
 def _question_risk(

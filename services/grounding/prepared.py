@@ -23,7 +23,12 @@ from typing import Final
 
 from schemas.events import Passage
 from services.grounding.medical.lexicon import MedicalLexicon
-from services.grounding.medical.names import bracket_names, doc_id_names, read_opening
+from services.grounding.medical.names import (
+    bracket_names,
+    doc_id_names,
+    read_opening,
+    subject_names,
+)
 from services.grounding.medical.reading import Carry, Reading, SentenceReading, read_sentence
 from services.grounding.medical.strength import (
     concentrations,
@@ -78,6 +83,9 @@ class PreparedPassage:
     #: A strength of a salt restated as its active part's, per dose form (form unit, salt mg,
     #: active mg): "Sodium fluoride 1.1 mg tablets; each tablet provides 0.5 mg of fluoride".
     salts: tuple[tuple[str, Decimal, Decimal], ...] = ()
+    #: Names the passage may be about that it does not teach (spelling key → drug, the key
+    #: itself for a passage that names no drug): taught for an event whose answer writes one.
+    subjects: tuple[tuple[str, str], ...] = ()
 
 
 def _doc_drugs(doc_id: str, lexicon: MedicalLexicon) -> frozenset[str]:
@@ -242,6 +250,7 @@ def prepare_passage(
         readings += [(s, r) for s, read in own for r in in_volume((read,), per_ml)]
         keys |= volume_keys(every, per_ml)
     readings = list(dict.fromkeys(readings))  # a repeated sentence reads the same
+    subjects = subject_names([t for _, t in sentences], frozenset(drugs), language, lexicon)
     units = units_of(tokenize(text, normalized=True), language, passage=True)
     if _SINGLE_DOSE in units:  # "as a single dose" says the count "1 time"
         keys.add(_ONE_TIME.key)
@@ -265,6 +274,7 @@ def prepare_passage(
         tuple(strength.items()),
         indication,
         tuple(salt_pairs(strengths)),
+        tuple((k, d) for k, d in subjects.items() if k not in taught),
     )
 
 

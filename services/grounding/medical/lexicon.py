@@ -43,6 +43,8 @@ __all__ = [
 ]
 
 _WORD_MEMO: Final = 50_000
+#: The shortest word read as a compound of a drug name and a form or device ("ibuprofendrank").
+_COMPOUND_SHORTEST: Final = 10
 #: What the word memo gives for a word it does not hold.
 _UNSEEN: Final = object()
 DEFAULT_LEXICON_DIR: Final = Path(__file__).resolve().parents[3] / "rules" / "grounding"
@@ -252,6 +254,9 @@ class LanguageCues(_Strict):
     dose_change: list[str] = Field(default_factory=list)
     #: "The same goes for …": the safety claim before, now about the drugs named here.
     same_for: list[str] = Field(default_factory=list)
+    #: Words that take up the amount of the sentence before ("that amount", "die hoeveelheid",
+    #: "lượng đó"): a frequency beside them is that amount's, taken each time.
+    restated_amount: list[str] = Field(default_factory=list)
     #: A day's amount split into doses: the words before the count ("in", "divided into",
     #: "verdeeld over") and the dose nouns after it ("doses", "giften"): "20 mg/kg/day in three
     #: divided doses" is taken three times a day.
@@ -302,7 +307,8 @@ class Cue:
     (a comparison), ``change`` (a dose change), ``then`` (the next step of a schedule),
     ``together`` (used together), ``product`` (a unit of the product: a concentration's
     denominator), ``equiv`` (a strength restated as another), ``course`` (a course noun),
-    ``same`` (the claim before, for other drugs), ``pop`` (a population key), ``cond`` (a
+    ``same`` (the claim before, for other drugs), ``again`` (the amount before, restated),
+    ``pop`` (a population key), ``cond`` (a
     condition key; ``value2`` is ``"population"`` when it also selects a dose).
     """
 
@@ -438,6 +444,7 @@ class MedicalLexicon:
         entries += [(p, Cue("cmp")) for p in cues.comparison]
         entries += [(p, Cue("change")) for p in cues.dose_change]
         entries += [(p, Cue("same")) for p in cues.same_for]
+        entries += [(p, Cue("again")) for p in cues.restated_amount]
         entries += [(p, Cue("instead")) for p in cues.instead]
         entries += [(p, Cue("then")) for p in cues.then]
         entries += [(p, Cue("together")) for p in cues.together]
@@ -492,7 +499,7 @@ class MedicalLexicon:
         if len(word) < 3 or not word[0].isalpha():
             return None
         if self._local:
-            local = self._local.get(spelling_key(word))
+            local = self._local_drug(spelling_key(word))
             if local is not None:
                 return (1, local)
         memo = self._memo
@@ -505,11 +512,25 @@ class MedicalLexicon:
         memo[word] = found
         return None if found is None else (1, found)
 
+    def _local_drug(self, key: str) -> str | None:
+        """A name the passages taught, also as the first part of a Dutch compound written
+        with a device or form ("apomorfinepomp" for a taught "apomorfine"), as :meth:`_listed`
+        reads listed names."""
+        local = self._local
+        inn = local.get(key)
+        if inn is not None or len(key) < _COMPOUND_SHORTEST:
+            return inn
+        for cut in range(len(key) - 3, 5, -1):
+            inn = local.get(key[:cut])
+            if inn is not None:
+                return inn
+        return None
+
     def _listed(self, key: str) -> str | None:
         inn = self._single.get(key)
         if inn is not None:
             return inn
-        if len(key) >= 10:  # Dutch compounds: "paracetamolzetpillen", "ibuprofendrank"
+        if len(key) >= _COMPOUND_SHORTEST:  # Dutch: "paracetamolzetpillen", "ibuprofendrank"
             for cut in range(len(key) - 3, 5, -1):
                 inn = self._single.get(key[:cut])
                 if inn is not None:

@@ -35,6 +35,7 @@ __all__ = [
     "looks_like_name",
     "opening_names",
     "read_opening",
+    "subject_names",
 ]
 
 #: Tokens read from a sentence's start before giving up.
@@ -249,6 +250,56 @@ def doc_id_names(
         return {}
     used = set(words)
     return {spelling_key(w): spelling_key(w) for w in named if w in used}
+
+
+def subject_names(
+    sentences: list[Tokens], drugs: frozenset[str], language: str | None, lexicon: MedicalLexicon
+) -> dict[str, str]:
+    """``{spelling key: drug}`` for the names a passage may be about, beyond what its heading
+    teaches: its first word when it heads the text ("Norprolac: …", "Zorvatide (…), adults:
+    …") — the passage's one drug, or the name itself when it names none — and a capitalised
+    name in brackets right beside one of its drugs ("Trifluoperazine (Stelazine)", "Stelazine
+    (trifluoperazine)"). These are candidates only: the event teaches one when the answer
+    writes it too (:meth:`~services.grounding.evidence.Evidence.adopt`), so a drug no lexicon
+    knows binds the answer's figures to the passage about it. Names as in :func:`bracket_names`.
+
+    >>> from services.grounding.medical import load_lexicon
+    >>> lex = load_lexicon()
+    >>> subject_names([tokenize("Quellex: start with 5 mg.")], frozenset(), "en", lex)
+    {'quellex': 'quellex'}
+    >>> subject_names([tokenize("Ibuprofen (Quellex) is taken.")], frozenset(), "en", lex)
+    {'quellex': 'ibuprofen'}
+    >>> subject_names([tokenize("Adults: 5 mg.")], frozenset(), "en", lex)
+    {}
+    """
+    out: dict[str, str] = {}
+    own = next(iter(drugs)) if len(drugs) == 1 else None
+    if sentences:
+        t = sentences[0]
+        if len(t) > 1 and t.words[1] in _HEADING_ENDS and _brand_key(t, 0, 1, language, lexicon):
+            key = _brand_key(t, 0, 1, language, lexicon)
+            if key is not None and len(key) >= _SHORTEST and (own or not drugs):
+                out[key] = own or key
+    for t in sentences:
+        words = t.words
+        if "(" not in words:
+            continue
+        for k in range(1, len(t) - 2):
+            if words[k] != "(" or words[k + 2] != ")":
+                continue
+            before, inside = lexicon.drug_at(words, k - 1, k), lexicon.drug_at(words, k + 1, k + 2)
+            if (before is None) == (inside is None):
+                continue
+            name = (k + 1, k + 2) if before is not None else (k - 1, k)
+            key = _brand_key(t, name[0], name[1], language, lexicon)
+            drug = (before or inside or (0, ""))[1]
+            if key is not None and len(key) >= _SHORTEST:
+                out.setdefault(key, drug)
+    return out
+
+
+#: What follows a heading's name: a colon, a name in brackets, a comma before its group.
+_HEADING_ENDS: Final = frozenset({":", "(", ","})
 
 
 def bracket_names(t: Tokens, language: str | None, lexicon: MedicalLexicon) -> dict[str, str]:

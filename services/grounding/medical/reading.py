@@ -215,6 +215,9 @@ class Carry:
     polarity: Polarity | None = None
     #: A kidney clearance stated before (a question's "klaring 25").
     clearance: Span | None = None
+    #: The last dose amount without a basis and its unit, for a next sentence that takes it
+    #: up ("… comes to 1,500 mg. Take that amount three times a day").
+    amount: tuple[Span, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -996,6 +999,7 @@ def _cues_and_drugs(
         c
         for c in lexicon.matcher(lang).find(words, lo, hi)
         if not (c[2].kind == "qual" and c[0] in inside)  # "200 tot 400 mg": a range, no "tot"
+        and not (c[2].kind == "basis" and c[0] > lo and words[c[0] - 1] in _DELAYS)
     ]
     cues = _negated_more(cues)
     drugs = list(lexicon.find_drugs(words, lo, hi))
@@ -1362,6 +1366,8 @@ def read_sentence(
     bands = _clearances(tokens, found, cues)
     if bands or carry.clearance is not None:
         readings = [_with_clearance(r, bands, carry.clearance) for r in readings]
+    if carry.amount is not None and any(c.kind == "again" for _, _, c in cues):
+        readings = [_taken_up(r, carry.amount) for r in readings]
     new_carry = Carry(
         drugs=stated or carry.drugs,
         populations=pop_frozen if hands_on else carry.populations,
@@ -1369,10 +1375,28 @@ def read_sentence(
         risk=safety[0].conditions if safety else frozenset(),
         polarity=safety[0].polarity if safety else None,
         clearance=bands[-1][1] if bands else carry.clearance,
+        amount=_open_amount(readings),
     )
     of = stated if held else frozenset()
     contrasted = bool(set_aside) and not readings
     return SentenceReading(tuple(readings), frozenset(used), new_carry, of, contrasted, stated)
+
+
+def _open_amount(readings: Sequence[Reading]) -> tuple[Span, str] | None:
+    """The last dose amount of a sentence that states no basis, for a next sentence that takes
+    it up ("that amount", "die hoeveelheid", "lượng đó")."""
+    for r in reversed(readings):
+        if r.kind == "dose" and r.amount is not None and r.unit is not None:
+            return (r.amount, r.unit) if r.basis is None else None
+    return None
+
+
+def _taken_up(r: Reading, amount: tuple[Span, str]) -> Reading:
+    """A frequency without an amount, in a sentence that takes up the amount before ("Take
+    that amount three times a day"): that amount each time."""
+    if r.kind != "dose" or r.amount is not None or r.frequency is None:
+        return r
+    return replace(r, amount=amount[0], unit=amount[1], basis="dose")
 
 
 def _stop_negated(cues: list[tuple[int, int, Cue]], words: list[str], negators: list[str]) -> bool:
@@ -1621,6 +1645,9 @@ def _negated_more(cues: list[tuple[int, int, Cue]]) -> list[tuple[int, int, Cue]
     return out
 
 
+#: Words right before a time that make it a delay, no basis: "sau một tuần", "after a week",
+#: "na een week" say when, not "per week" ("within 24 hours" is a day's basis).
+_DELAYS: Final = frozenset({"after", "na", "sau"})
 #: Words right before a time that make it no course length: a delay ("repeat after 2 weeks",
 #: "na 2 weken", "sau 2 tuần"), a deadline ("within 3 days", "binnen 3 dagen", "trong vòng") or
 #: a recurrence ("every 2 days", "om de 2 dagen", "mỗi 2 ngày").
