@@ -33,6 +33,19 @@ def _create_topic(bootstrap: str, name: str, partitions: int) -> None:
         admin.close()
 
 
+async def _until_high_watermark(bootstrap: str, tp: TopicPartition, offset: int) -> None:
+    reader = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
+    await reader.start()
+    try:
+        for _ in range(300):
+            if (await reader.end_offsets([tp]))[tp] >= offset:
+                return
+            await asyncio.sleep(0.1)
+        raise AssertionError(f"{tp} never reached offset {offset}")
+    finally:
+        await reader.stop()
+
+
 async def _ends(bootstrap: str, topic: str) -> tuple[object, dict[int, int], dict[int, int]]:
     committed = AIOKafkaProducer(
         bootstrap_servers=bootstrap, transactional_id=f"{topic}-a", enable_idempotence=True
@@ -50,6 +63,9 @@ async def _ends(bootstrap: str, topic: str) -> tuple[object, dict[int, int], dic
         async with committed.transaction():
             for i in range(COMMITTED):
                 await committed.send(topic, f"c{i}".encode(), key=b"k", partition=0)
+        # The coordinator writes the commit marker after the commit returns: wait for it, so
+        # that the open transaction's records come after it.
+        await _until_high_watermark(bootstrap, TopicPartition(topic, 0), COMMITTED + 1)
         await left_open.begin_transaction()
         for i in range(OPEN):
             await left_open.send(topic, f"o{i}".encode(), key=b"k", partition=0)
