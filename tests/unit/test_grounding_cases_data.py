@@ -2,8 +2,8 @@
 
 These checks read the data only; they do not run the grounding check. They hold the set to what its
 README promises: one JSON object per line, unique ids, at least eight cases of every kind in every
-language with both tuning splits (and seventeen later held-out splits, *fresh*, *fresh2*, …
-*fresh17*, of at least twenty cases per language over every kind),
+language with both tuning splits (and eighteen later held-out splits, *fresh*, *fresh2*, …
+*fresh18*, of at least twenty cases per language over every kind),
 passages that are valid ``Passage`` wire objects, citations that are fabricated exactly where the
 kind says so, and labels that follow the kind.
 """
@@ -36,6 +36,7 @@ SPLITS = (
     "fresh15",
     "fresh16",
     "fresh17",
+    "fresh18",
 )
 #: the later held-out splits: at least so many cases per language, and per kind in each language
 MIN_FRESH_PER_LANGUAGE = 20
@@ -57,6 +58,7 @@ MIN_FRESH_PER_KIND = {
     "fresh15": 2,
     "fresh16": 2,
     "fresh17": 2,
+    "fresh18": 2,
 }
 
 #: kind -> (flagged, critical); ``None`` for critical means either (a citation case is critical
@@ -261,6 +263,7 @@ def _readme_table(section: str) -> dict[str, tuple[int, ...]]:
         ("Fresh15", ("fresh15",)),
         ("Fresh16", ("fresh16",)),
         ("Fresh17", ("fresh17",)),
+        ("Fresh18", ("fresh18",)),
     ],
 )
 def test_readme_counts_match_the_data(section: str, splits: tuple[str, ...]) -> None:
