@@ -3,19 +3,18 @@ read from the table again, and nothing read is ever older than the store's own v
 
 from __future__ import annotations
 
-import asyncio
-import json
 from pathlib import Path
 from typing import Any
 
 from prometheus_client import CollectorRegistry
 
 from services.dataflow.flow import Dataflow
-from services.dataflow.records import Emit, encode
+from services.dataflow.records import encode
 from services.dataflow.state import StateSpec
 from services.settings import Settings
 from services.streaming.runner import MemoryStates, Record, StreamRunner
 from services.streaming.state import FaustStates, TableBackend, TableStore
+from tests.unit.test_worker_agent import ListSink, _event
 
 PACK = Path(__file__).parent.parent / "data" / "mini-pack.yaml"
 STAMP = b"\0" * 8
@@ -86,34 +85,6 @@ def test_a_flush_or_a_discard_forgets_the_held_reads() -> None:
     assert store.get("a") == b"third" and store._reads is None
 
 
-class ListSink:
-    def __init__(self) -> None:
-        self.emits: list[Emit] = []
-
-    async def __call__(self, emit: Emit) -> asyncio.Future[Any]:
-        self.emits.append(emit)
-        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        fut.set_result(None)
-        return fut
-
-    def encoded(self) -> list[tuple[str, bytes | None, bytes | None]]:
-        return [(e.channel, e.key, encode(e.value)) for e in self.emits]
-
-
-def _event(turn: int, role: str, content: str, cid: str) -> bytes:
-    return json.dumps(
-        {
-            "schema_version": 1,
-            "event_id": f"{cid}-e{turn}",
-            "conversation_id": cid,
-            "turn_index": turn,
-            "timestamp": "2026-11-02T10:00:00Z",
-            "role": role,
-            "content": content,
-        }
-    ).encode()
-
-
 def _batch() -> list[Record]:
     values = []
     for cid in ("c1", "c2"):
@@ -140,7 +111,7 @@ async def test_a_batch_reads_each_key_once_and_emits_what_it_did_without(tmp_pat
         )
         runner = StreamRunner(flow, states, sink, clock=lambda: 1.8e9)
         await runner.screen(_batch())
-        outputs.append(sink.encoded())
+        outputs.append([(e.channel, e.key, encode(e.value)) for e in sink.emits])
     memory, table = outputs
     assert table == memory and table
     # Every key of the batch was read from the table at most once ...
