@@ -276,10 +276,13 @@ def subject_names(
     own = next(iter(drugs)) if len(drugs) == 1 else None
     if sentences:
         t = sentences[0]
-        if len(t) > 1 and t.words[1] in _HEADING_ENDS and _brand_key(t, 0, 1, language, lexicon):
-            key = _brand_key(t, 0, 1, language, lexicon)
-            if key is not None and len(key) >= _SHORTEST and (own or not drugs):
-                out[key] = own or key
+        key = (
+            _brand_key(t, 0, 1, language, lexicon)
+            if len(t) > 1 and t.words[1] in _HEADING_ENDS
+            else None
+        )
+        if key is not None and len(key) >= _SHORTEST and (own or not drugs):
+            out[key] = own or key
     for t in sentences:
         words = t.words
         if "(" not in words:
