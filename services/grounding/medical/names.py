@@ -266,9 +266,9 @@ def subject_names(
     >>> from services.grounding.medical import load_lexicon
     >>> lex = load_lexicon()
     >>> subject_names([tokenize("Quellex: start with 5 mg.")], frozenset(), "en", lex)
-    {'quellex': 'quellex'}
+    {'quelex': 'quelex'}
     >>> subject_names([tokenize("Ibuprofen (Quellex) is taken.")], frozenset(), "en", lex)
-    {'quellex': 'ibuprofen'}
+    {'quelex': 'ibuprofen'}
     >>> subject_names([tokenize("Adults: 5 mg.")], frozenset(), "en", lex)
     {}
     """
