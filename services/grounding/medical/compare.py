@@ -156,9 +156,17 @@ def _one_dose_per(r: Reading, period: str) -> bool:
     )
 
 
+def _split_day(r: Reading) -> bool:
+    """Whether a reading is a day's amount split into at least two doses."""
+    f = r.frequency
+    return r.basis == "day" and f is not None and f.kind == "exact" and f.low >= 2
+
+
 def _basis_ok(a: Reading, p: Reading) -> bool:
     """Same basis, or per dose against per day / week when one dose is taken per that period
     ("7.5 mg once a week" = "7.5 mg per week")."""
+    if a.basis is None and _split_day(p):
+        return False
     if a.basis is None or p.basis is None or a.basis == p.basis:
         return True
     bases = {a.basis, p.basis}
@@ -478,7 +486,8 @@ def _for_weight(
     r = p.reading
     if r.amount is None or r.unit != f"{unit}/kg":
         return None
-    low, high = r.amount.low * weight, r.amount.high * weight
+    # to a millionth: a share of a day worked out for a weight (50/3 mg/kg × 18 kg) is 300 mg
+    low, high = _millionths(r.amount.low * weight), _millionths(r.amount.high * weight)
     if cap is not None:
         low, high = min(low, cap), min(high, cap)
     exact = Span(low.normalize(), high.normalize(), r.amount.kind)
@@ -494,6 +503,13 @@ def _for_weight(
         r.amount.kind,
     )
     return replace(shown, reading=replace(r, amount=room, unit=unit, populations=groups)), shown
+
+
+_MILLIONTH: Final = Decimal("0.000001")
+
+
+def _millionths(value: Decimal) -> Decimal:
+    return value.quantize(_MILLIONTH) if value.adjusted() < 15 else value
 
 
 def _per_weight(
@@ -541,19 +557,31 @@ def _sentence_cap(
     return min(caps) if caps else None
 
 
-def _restated(p: PassageReading, passages: Sequence[PassageReading] = ()) -> PassageReading | None:
+def _restated(
+    p: PassageReading, passages: Sequence[PassageReading] = (), count: Decimal | None = None
+) -> PassageReading | None:
     """A passage dose restated on the other basis with its frequency: per dose × doses a day =
     per 24 h ("2.5 mg twice a day" says 5 mg a day), per 24 h ÷ doses a day = per dose
     ("25–45 mg/kg/day in two divided doses" says 12.5–22.5 mg/kg per dose). The frequency is
     the reading's own, else the one its passage's other readings of the drug and group state
-    ("1.200 mg per dag. Verdeel de dagdosis over twee innames"). A range of doses a day
-    restates a day's exact amount only, over at least two doses ("30–60 mg/kg/ngày, chia làm
-    3–4 lần" says 7.5–20 mg/kg per dose), and never a dose as a day's amount (50–100 mg 4 to
-    6 times a day is no backing for 600 mg a day); ``None`` when nothing is restated."""
+    ("1.200 mg per dag. Verdeel de dagdosis over twee innames").
+
+    A range of doses a day is restated with ``count``, the answer's own number of doses a day,
+    when the range holds it: "25–50 mg/kg/day in three or four doses" given three times a day
+    is 8.3–16.7 mg/kg per dose, and "0.5–1 g two to four times a day" taken twice is 1–2 g a
+    day. Each dose is a share of the day's amount only at a count the passage allows, so a
+    count outside the range restates nothing. Without a count, a range of doses a day restates
+    a day's exact amount only, over at least two doses ("30–60 mg/kg/ngày, chia làm 3–4 lần"
+    says 7.5–20 mg/kg per dose), and never a dose as a day's amount (50–100 mg 4 to 6 times a
+    day is no backing for 600 mg a day); ``None`` when nothing is restated."""
     r = p.reading
     f = r.frequency if r.frequency is not None else _passage_frequency(p, passages)
     if r.amount is None or f is None or f.kind != "exact" or f.low <= 0:
         return None
+    if f.low != f.high and count is not None:
+        if not f.low <= count <= f.high:
+            return None
+        f = Span(count, count, "exact")
     basis: Basis
     if f.low == f.high and r.basis == "dose":
         low, high = r.amount.low * f.low, r.amount.high * f.low
@@ -565,7 +593,16 @@ def _restated(p: PassageReading, passages: Sequence[PassageReading] = ()) -> Pas
         return None
     amount = Span(low.normalize(), high.normalize(), r.amount.kind)
     shown = f"{p.sentence} [{r.amount.text(r.unit or '')} {factor}]"
-    return replace(p, reading=replace(r, amount=amount, basis=basis), sentence=shown)
+    reading = replace(r, amount=amount, basis=basis, frequency=f)
+    return replace(p, reading=reading, sentence=shown)
+
+
+def _one_count(a: Reading) -> Decimal | None:
+    """The answer's one number of doses a day ("every 8 hours": 3), or ``None``."""
+    f = a.frequency
+    if f is None or f.kind != "exact" or f.low != f.high:
+        return None
+    return f.low
 
 
 def _count_text(f: Span) -> str:
@@ -707,10 +744,11 @@ def compare(
         # so many times a day, or per dose for a day's amount split into so many doses. An
         # amount that names no basis ("600 mg 's ochtends en 600 mg 's avonds") is one dose:
         # it meets a day's amount split, never doses multiplied into a day's.
+        count = _one_count(a)
         restated = [
             r
             for p in passages
-            if (r := _restated(p, passages)) is not None
+            if (r := _restated(p, passages, count)) is not None
             and (a.basis is not None or r.reading.basis == "dose")
         ]
         if restated:

@@ -465,12 +465,29 @@ def _split_phrases(
     return got
 
 
+#: Between the two counts of a range of doses a day ("three or four", "2 of 3", "3–4").
+_COUNT_RANGE: Final = frozenset({"or", "to", "-", "–", "of", "tot", "à", "hoặc", "đến", "tới"})
+
+
+def _count_range(words: list[str], i: int, hi: int, low: Decimal, lang: str) -> int:
+    """The token after a count that opens a split phrase: after the range's second count when
+    a larger one follows a range word ("divided into three or four equal doses", "verdeeld
+    over 2 of 3 doses"), else right after the count."""
+    if i + 2 < hi and words[i + 1] in _COUNT_RANGE:
+        top = parse_number(words[i + 2], lang)
+        if top is not None and top == int(top) and low < top <= 12:
+            return i + 3
+    return i + 1
+
+
 def _split_into(
     readings: list[Reading], tokens: Tokens, lo: int, hi: int, cues: LanguageCues, lang: str
 ) -> tuple[list[Reading], range]:
     """A day's amount "in three divided doses", "verdeeld over 2 giften", "divided into 4
     doses": the count is its frequency, set on the per-day readings that state none; also the
-    tokens of the count and its dose noun."""
+    tokens of the count and its dose noun. A range of counts ("in three or four equal doses")
+    is a range of doses a day: the comparison restates the day's amount with the answer's own
+    count when it lies inside (:func:`~services.grounding.medical.compare.compare`)."""
     if not cues.split_after or not any(r.basis == "day" and r.frequency is None for r in readings):
         return readings, range(0)
     words = tokens.words
@@ -484,14 +501,16 @@ def _split_into(
             continue
         if not any(tuple(words[i - len(b) : i]) == b for b in before if len(b) <= i - lo):
             continue
-        noun = next((a for a in after if tuple(words[i + 1 : i + 1 + len(a)]) == a), None)
+        k = _count_range(words, i, hi, count, lang)
+        noun = next((a for a in after if tuple(words[k : k + len(a)]) == a), None)
         if noun is None:
             continue
-        n = Span(count, count, "exact")
+        top = parse_number(words[k - 1], lang) if k > i + 1 else count
+        n = Span(count, top or count, "exact")
         return [
             replace(r, frequency=n) if r.basis == "day" and r.frequency is None else r
             for r in readings
-        ], range(i, i + 1 + len(noun))
+        ], range(i, k + len(noun))
     return readings, range(0)
 
 
