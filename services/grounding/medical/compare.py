@@ -164,7 +164,9 @@ def _split_day(r: Reading) -> bool:
 
 def _basis_ok(a: Reading, p: Reading) -> bool:
     """Same basis, or per dose against per day / week when one dose is taken per that period
-    ("7.5 mg once a week" = "7.5 mg per week")."""
+    ("7.5 mg once a week" = "7.5 mg per week"). An amount that names no basis is one dose: it
+    is no day's amount that the passage splits into two or more doses ("start with 800 mg"
+    against "800 mg a day in two divided doses"), which only the day's restated share backs."""
     if a.basis is None and _split_day(p):
         return False
     if a.basis is None or p.basis is None or a.basis == p.basis:
