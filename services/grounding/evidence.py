@@ -523,7 +523,9 @@ def ground_medical(
     if not indices:
         comparisons = tuple(compare(r, []) for r in readings)
         return Verdict(False, 0.0, None, shown, comparisons, missing)
-    comparisons = tuple(compare(r, evidence.readings_for(r, doc), weight) for r in readings)
+    comparisons = tuple(
+        compare(r, evidence.readings_for(r, doc), weight, readings) for r in readings
+    )
     best, support = _best_support(units, evidence, indices)
     for c in comparisons:
         cited = c.supporting or c.contradicting

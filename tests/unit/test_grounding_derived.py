@@ -118,3 +118,61 @@ def test_a_days_total_is_no_single_dose(
 ) -> None:
     assert not critical(report(right, passages, language))
     assert critical(report(wrong, passages, language))
+
+
+# --- a course's total: a dose per day × the course's days ----------------------------------
+
+_COURSE = [
+    (
+        ["Người lớn: albendazol 200 mg x 2 lần/ngày trong 3 ngày liên tiếp."],
+        "Người lớn uống mỗi lần 200 mg, sáng và tối, trong 3 ngày, cả đợt là {total}.",
+        "1200 mg",
+        ("800 mg", "600 mg"),
+        "vi",
+    ),
+    (
+        ["Adults: albendazole 200 mg twice a day for 3 days."],
+        "Adults take 200 mg in the morning and 200 mg in the evening for 3 days, {total} "
+        "for the whole course.",
+        "1,200 mg",
+        ("1,800 mg", "400 mg"),
+        "en",
+    ),
+]
+
+
+@pytest.mark.parametrize(("passages", "answer", "right", "wrong", "language"), _COURSE)
+def test_a_courses_total_is_the_days_amount_times_its_days(
+    passages: list[str], answer: str, right: str, wrong: tuple[str, ...], language: str
+) -> None:
+    assert not critical(report(answer.format(total=right), passages, language))
+    for total in wrong:  # a total that does not multiply out
+        assert critical(report(answer.format(total=total), passages, language)), total
+
+
+_NO_TOTAL = [
+    # alone, an amount for a course is each dose: the course's total taken at once
+    ("Adults: albendazole 200 mg twice a day for 3 days.", "Adults take 1,200 mg for 3 days."),
+    (
+        "Người lớn: albendazol 200 mg x 2 lần/ngày trong 3 ngày.",
+        "Người lớn uống 1200 mg trong 3 ngày.",
+    ),
+    # another course length than the passage's
+    (
+        "Adults: albendazole 200 mg twice a day for 3 days.",
+        "Adults take 200 mg twice a day for 5 days, 2,000 mg for the whole course.",
+    ),
+    # a day's amount over the course is no total
+    (
+        "Adults: albendazole 200 mg twice a day for 3 days.",
+        "Adults take 200 mg in the morning and 1,200 mg a day for 3 days.",
+    ),
+]
+
+
+@pytest.mark.parametrize(("passage", "answer"), _NO_TOTAL)
+def test_an_amount_is_no_courses_total_without_the_dose_it_totals(
+    passage: str, answer: str
+) -> None:
+    language = "vi" if "uống" in answer else "en"
+    assert critical(report(answer, [passage], language))

@@ -599,6 +599,72 @@ def _restated(
     return replace(p, reading=reading, sentence=shown)
 
 
+_HOURS_A_DAY: Final = Decimal(24)
+
+
+def _course_days(r: Reading) -> Decimal | None:
+    """The whole number of days (two or more) of a reading's one stated course length."""
+    d = r.duration
+    if d is None or d.kind != "exact" or d.low != d.high:
+        return None
+    days = d.low / _HOURS_A_DAY
+    return days if days >= 2 and days == days.to_integral_value() else None
+
+
+def _totals_a_course(a: Reading, beside: Sequence[Reading]) -> bool:
+    """Whether an answer's amount may be the total of its course ("1 viên 100 mg buổi sáng và
+    1 viên buổi tối, liên tục 3 ngày, tổng cộng 600 mg"): one exact amount with no basis, no
+    frequency and no limit of its own, a course length of whole days, and beside it in the
+    sentence a smaller amount in the same unit for that course — the dose the total adds up.
+    Alone ("take 600 mg for 3 days") an amount is one dose, never a course's total."""
+    if (
+        a.amount is None
+        or a.amount.kind != "exact"
+        or a.basis is not None
+        or a.frequency is not None
+        or a.qualifier is not None
+        or _course_days(a) is None
+    ):
+        return False
+    return any(
+        b is not a
+        and b.amount is not None
+        and b.unit == a.unit
+        and b.duration == a.duration
+        and b.amount.high < a.amount.low
+        for b in beside
+    )
+
+
+def _course_total(
+    p: PassageReading, passages: Sequence[PassageReading] = ()
+) -> PassageReading | None:
+    """A passage dose with a course of whole days restated as the course's total: per day ×
+    days, a dose per day being the dose × its one number of doses a day ("100 mg x 2 lần/ngày
+    trong 3 ngày" totals 600 mg). The total has no basis and no frequency: it is no dose and no
+    day's amount. ``None`` without a course length, a limit (a cap is no amount taken), or a
+    basis and frequency that give a day's amount."""
+    r = p.reading
+    days = _course_days(r)
+    if days is None or r.amount is None or r.qualifier in ("max", "min"):
+        return None
+    if r.basis == "dose":
+        day = _restated(p, passages)
+        if day is None or day.reading.basis != "day" or day.reading.amount is None:
+            return None
+        per_day, shown = day.reading.amount, day.sentence
+    elif r.basis == "day":
+        per_day, shown = r.amount, p.sentence
+    else:
+        return None
+    if per_day.kind != "exact":
+        return None
+    total = Span((per_day.low * days).normalize(), (per_day.high * days).normalize())
+    sentence = f"{shown} [× {format_decimal(days)} days]"
+    reading = replace(r, amount=total, basis=None, frequency=None)
+    return replace(p, reading=reading, sentence=sentence)
+
+
 def _one_count(a: Reading) -> Decimal | None:
     """The answer's one number of doses a day ("every 8 hours": 3), or ``None``."""
     f = a.frequency
@@ -731,11 +797,15 @@ def _advised_against(a: Reading, passages: Sequence[PassageReading]) -> list[Pas
 
 
 def compare(
-    a: Reading, passages: Sequence[PassageReading], weight: Decimal | None = None
+    a: Reading,
+    passages: Sequence[PassageReading],
+    weight: Decimal | None = None,
+    beside: Sequence[Reading] = (),
 ) -> Comparison:
     """The status of one answer reading against the passages' readings (see the module doc).
     ``weight``: the body weight (kg) the answer or its question states; an amount is then also
-    compared with per-kg passage doses worked out for it."""
+    compared with per-kg passage doses worked out for it. ``beside``: the other readings of the
+    answer's sentence (a course's total is checked as one only beside the dose it totals)."""
     status, support, against = _judge(a, passages)
     if status in ("unknown", "contradicted"):
         by_weight = _per_weight(a, passages, weight)
@@ -758,6 +828,12 @@ def compare(
             again = _judge(a, both)
             if again[0] != "supported":
                 again = _per_weight(a, both, weight) or again
+            if again[0] == "supported":
+                status, support, against = again
+    if status in ("unknown", "contradicted") and _totals_a_course(a, beside):
+        totals = [t for p in passages if (t := _course_total(p, passages)) is not None]
+        if totals:
+            again = _judge(a, totals)
             if again[0] == "supported":
                 status, support, against = again
     if status == "unknown" and "elderly" in a.populations:
