@@ -544,7 +544,8 @@ def _prepare(
         carry = replace(carry, populations=carry.populations - declined, age=None)
         claims = atomic_claims(event.content, language, names, lex, carry, said)
     claims = _resolve_drugs(claims, evidence)
-    claims = _salts_as_active(_counts_by_passage_strength(claims, evidence), evidence, lex)
+    claims = _counts_by_passage_strength(claims, evidence)
+    claims = _salts_as_active(_volumes_by_passage_concentration(claims, evidence), evidence, lex)
     if carry is not None:
         claims = _question_risk(claims, carry, _risk_groups(lex))
     return language, claims, evidence
@@ -637,6 +638,44 @@ def _counts_by_passage_strength(claims: list[AtomicClaim], evidence: Evidence) -
 
 
 _FORMS: Final = frozenset(FORM_UNITS.values())
+
+
+def _volumes_by_passage_concentration(
+    claims: list[AtomicClaim], evidence: Evidence
+) -> list[AtomicClaim]:
+    """An answer's volume of a drug ("100 mg (1 ml) tweemaal daags") restated as what it holds
+    with the concentration the drug's passages state, when they state exactly one per unit
+    ("Epidrex drank bevat 100 mg cannabidiol per ml" beside a dose in mg/kg in another
+    passage): the passages give the dose in mg, the answer measures it out. A volume of a drug
+    whose concentration no passage states stays a volume (no passage speaks about it)."""
+    if not any(p.per_ml for p in evidence.passages):
+        return claims
+    out: list[AtomicClaim] = []
+    for claim in claims:
+        readings = claim.readings
+        if any(r.unit in _VOLUMES and r.drugs for r in readings):
+            readings = tuple(_in_passage_amount(r, evidence) for r in readings)
+        out.append(claim if readings == claim.readings else replace(claim, readings=readings))
+    return out
+
+
+_VOLUMES: Final = frozenset({"ml", "ml/kg"})
+
+
+def _in_passage_amount(r: Reading, evidence: Evidence) -> Reading:
+    if r.unit not in _VOLUMES or not r.drugs or r.amount is None:
+        return r
+    found: dict[str, set[Decimal]] = {}
+    for i, p in enumerate(evidence.passages):
+        if evidence.passage_drugs(i) & r.drugs:
+            for unit, per in p.per_ml:
+                found.setdefault(unit, set()).add(per)
+    per_ml = {unit: values.pop() for unit, values in found.items() if len(values) == 1}
+    if len(per_ml) != 1:
+        return r
+    ((unit, per),) = per_ml.items()
+    amount = Span(r.amount.low * per, r.amount.high * per, r.amount.kind)
+    return replace(r, amount=amount, unit=unit if r.unit == "ml" else f"{unit}/kg")
 
 
 def _in_passage_mg(r: Reading, evidence: Evidence) -> Reading:

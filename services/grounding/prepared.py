@@ -39,11 +39,19 @@ from services.grounding.medical.strength import (
     one_strength,
     salt_pairs,
     scale_counted,
+    split_concentrations,
     strength_amounts,
     volume_keys,
     volumes_restated,
 )
-from services.grounding.quantities import Amount, amounts, flatten, quantities, word_numbers
+from services.grounding.quantities import (
+    Amount,
+    amounts,
+    flatten,
+    format_decimal,
+    quantities,
+    word_numbers,
+)
 from services.grounding.sentences import split_sentences
 from services.grounding.text import units_of
 from services.grounding.tokens import Tokens, tokenize
@@ -86,6 +94,9 @@ class PreparedPassage:
     #: Names the passage may be about that it does not teach (spelling key → drug, the key
     #: itself for a passage that names no drug): taught for an event whose answer writes one.
     subjects: tuple[tuple[str, str], ...] = ()
+    #: The passage's one concentration per unit of a liquid (unit, amount per ml), for an
+    #: answer's volumes: "100 mg cannabidiol per ml" makes an answer's "1 ml" 100 mg.
+    per_ml: tuple[tuple[str, Decimal], ...] = ()
 
 
 def _doc_drugs(doc_id: str, lexicon: MedicalLexicon) -> frozenset[str]:
@@ -207,9 +218,11 @@ def prepare_passage(
     forms: list[tuple[str, Decimal]] = []
     strengths: list[tuple[int, str, Decimal, bool]] = []
     every: list[Amount] = []
+    split_ml: list[tuple[str, Decimal]] = []
     for k, (sentence, t) in enumerate(sentences):
         found: list[Amount] = amounts(t, language)
         every += found
+        split_ml += split_concentrations(t, found)
         for q in flatten(found):
             if q.has_unit:
                 keys.add(q.key)
@@ -243,7 +256,9 @@ def prepare_passage(
         )
     strength = one_strength(forms)
     readings += _in_mg(readings, strength)
-    per_ml = concentrations(every)
+    per_ml = concentrations(every, split_ml)
+    # "100 mg cannabidiol per ml" says 100 mg/ml, as an answer writes it
+    keys |= {f"{format_decimal(v)} {u}/ml" for u, v in split_ml if per_ml.get(u) == v}
     if per_ml:  # "1 ml" of a "100.000 IE/ml" suspension is 100,000 IU, and 100,000 IU is 1 ml
         own = list(readings)
         readings += [(s, r) for s, read in own for r in volumes_restated((read,), per_ml)]
@@ -275,6 +290,7 @@ def prepare_passage(
         indication,
         tuple(salt_pairs(strengths)),
         tuple((k, d) for k, d in subjects.items() if k not in taught),
+        tuple(per_ml.items()),
     )
 
 

@@ -9,6 +9,9 @@ from __future__ import annotations
 import pytest
 
 from services.grounding.grounding import medical_context
+from services.grounding.medical.strength import split_concentrations
+from services.grounding.quantities import amounts
+from services.grounding.tokens import tokenize
 from tests.support.grounding_checks import critical
 from tests.support.grounding_checks import numbered_report as report
 
@@ -176,3 +179,65 @@ def test_an_amount_is_no_courses_total_without_the_dose_it_totals(
 ) -> None:
     language = "vi" if "uống" in answer else "en"
     assert critical(report(answer, [passage], language))
+
+
+# --- a volume of a liquid: what it holds at the concentration a passage states ---------------
+
+_DOSE_PER_KG = "Children: clindamycin 10 mg/kg three times a day."
+_SOLUTIONS = [
+    (
+        "en",
+        _DOSE_PER_KG,
+        "My daughter weighs 15 kg.",
+        "Clindamycin oral solution contains 75 mg clindamycin in each ml.",
+    ),
+    (
+        "nl",
+        "Kinderen: clindamycine 10 mg/kg driemaal daags.",
+        "Mijn dochter weegt 15 kg.",
+        "Clindamycine drank bevat 75 mg clindamycine per ml.",
+    ),
+]
+
+
+@pytest.mark.parametrize(("language", "dose", "question", "solution"), _SOLUTIONS)
+def test_a_volume_holds_the_passages_concentration(
+    language: str, dose: str, question: str, solution: str
+) -> None:
+    context = medical_context(question, language)
+    answer = {
+        "en": "Give her clindamycin {ml} ml three times a day.",
+        "nl": "Geef haar driemaal daags {ml} ml clindamycine.",
+    }[language]
+    assert not critical(report(answer.format(ml="2"), [dose, solution], language, context))
+    assert critical(report(answer.format(ml="4"), [dose, solution], language, context))
+    # no concentration stated: the volume is no amount the passages speak about
+    assert critical(report(answer.format(ml="2"), [dose], language, context))
+
+
+def test_a_volume_stays_a_volume_beside_two_concentrations() -> None:
+    context = medical_context("My daughter weighs 15 kg.", "en")
+    passages = [
+        _DOSE_PER_KG,
+        "Clindamycin oral solution contains 75 mg clindamycin in each ml.",
+        "Clindamycin strong oral solution contains 150 mg clindamycin in each ml.",
+    ]
+    assert critical(report("Give her clindamycin 2 ml three times a day.", passages, "en", context))
+
+
+@pytest.mark.parametrize(
+    ("text", "language", "expected"),
+    [
+        ("The solution contains 75 mg clindamycin in each ml.", "en", [("mg", "75")]),
+        ("De drank bevat 100 mg cannabidiol per ml.", "nl", [("mg", "100")]),
+        ("Siro chứa 40 mg cefaclor mỗi ml.", "vi", [("mg", "40")]),
+        # near misses: another volume, another form, a number between
+        ("The solution contains 75 mg clindamycin in each 5 ml.", "en", []),
+        ("Each tablet holds 75 mg clindamycin per tablet.", "en", []),
+        ("Take 75 mg, 2 per ml.", "en", []),
+    ],
+)
+def test_split_concentrations(text: str, language: str, expected: list[tuple[str, str]]) -> None:
+    t = tokenize(text)
+    found = [(u, str(v)) for u, v in split_concentrations(t, amounts(t, language))]
+    assert found == expected

@@ -35,6 +35,7 @@ __all__ = [
     "one_strength",
     "salt_pairs",
     "scale_counted",
+    "split_concentrations",
     "strength_amounts",
     "volume_keys",
     "volumes_restated",
@@ -256,14 +257,46 @@ _CONNECTORS: Final = frozenset({"or", "to", "-", "–", "of", "tot", "à", "ho�
 _PER_ML: Final = {"mg/ml": "mg", "IU/ml": "IU"}
 
 
-def concentrations(found: Iterable[Amount]) -> dict[str, Decimal]:
+#: Words an amount spread over each millilitre may have between it and its distributive word
+#: ("100 mg cannabidiol per ml", "40 mg of clindamycin in each ml").
+_SUBSTANCE_WORDS: Final = 3
+
+
+def split_concentrations(t: Tokens, found: Sequence[Amount]) -> list[tuple[str, Decimal]]:
+    """``(unit, amount per ml)`` for each amount in mg or IU that a distributive word spreads
+    over one millilitre with the substance named between ("Epidrex drank bevat 100 mg
+    cannabidiol per ml", "40 mg of clindamycin in each ml"): at most :data:`_SUBSTANCE_WORDS`
+    words between, then "ml" or "1 ml". ("100 mg per ml" is read as mg/ml already.)"""
+    words, kinds = t.words, t.kinds
+    out: list[tuple[str, Decimal]] = []
+    for a in found:
+        unit = a.unit if a.unit in ("mg", "IU") else None
+        if unit is None or a.low != a.high or len(a.parts) != 1:
+            continue
+        for j in range(a.t1, min(a.t1 + _SUBSTANCE_WORDS + 1, len(words))):
+            if kinds[j] != WORD:
+                break
+            if words[j] in _EACH:
+                after = words[j + 1 : j + 3]
+                if after[:1] == ["ml"] or after == ["1", "ml"]:
+                    out.append((unit, a.low))
+                break
+    return out
+
+
+def concentrations(
+    found: Iterable[Amount], split: Iterable[tuple[str, Decimal]] = ()
+) -> dict[str, Decimal]:
     """``{unit: amount per ml}`` for each unit (mg, IU) a text states exactly one concentration
-    in ("Nystatine orale suspensie 100.000 IE/ml", "drank 120 mg/5 ml")."""
+    in ("Nystatine orale suspensie 100.000 IE/ml", "drank 120 mg/5 ml"), also one written
+    around its substance (``split``: :func:`split_concentrations`)."""
     seen: dict[str, set[Decimal]] = {}
     for a in found:
         unit = _PER_ML.get(a.unit)
         if unit is not None and len(a.parts) == 1:
             seen.setdefault(unit, set()).add(a.low)
+    for unit, value in split:
+        seen.setdefault(unit, set()).add(value)
     return {unit: next(iter(values)) for unit, values in seen.items() if len(values) == 1}
 
 
