@@ -415,6 +415,35 @@ def _denominator(tokens: Tokens, j: int, language: str | None) -> tuple[str, Dec
 
 #: Words that join an amount to what it is of ("20 mg of amoxicillin per kg").
 _OF: Final = frozenset({"of", "van", "của"})
+#: Words that say "per" before a kilogram of body weight, and only there ("20 mg for each kilo",
+#: "5 mg a kilo", "10 mg voor elke kilo", "15 mg cho một kg"): before another word they say
+#: something else ("a day" is read as a frequency, "each tablet" is a strength).
+_PER_KILO: Final = (
+    ("for", "each"),
+    ("for", "every"),
+    ("each",),
+    ("every",),
+    ("a",),
+    ("voor", "elke"),
+    ("voor", "iedere"),
+    ("elke",),
+    ("iedere",),
+    ("cho", "một"),
+    ("trên", "một"),
+)
+
+
+def _per_kilo(tokens: Tokens, stop: int) -> int | None:
+    """The last word of a :data:`_PER_KILO` phrase at ``stop`` that a kilogram word follows
+    (where :func:`_denominator` reads on), or ``None``."""
+    words, n = tokens.words, len(tokens)
+    for phrase in _PER_KILO:
+        end = stop + len(phrase)
+        if end < n and tuple(words[stop:end]) == phrase:
+            kilo = _KEPT_DENOMINATORS.get(words[end])
+            if kilo is not None and kilo[0] == "kg":
+                return end - 1
+    return None
 
 
 def _past_drug_name(tokens: Tokens, stop: int) -> int:
@@ -454,8 +483,9 @@ def _unit_at(tokens: Tokens, i: int, language: str | None) -> _Unit | None:
     stop = _past_drug_name(tokens, stop)
     if stop + 1 < n and words[stop] in ("cho", "trên") and words[stop + 1] == "mỗi":
         stop += 1  # "10 mg cho mỗi kg cân nặng"
-    if stop < n and words[stop] in _PER:
-        den = _denominator(tokens, stop, language)
+    per_at = stop if stop < n and words[stop] in _PER else _per_kilo(tokens, stop)
+    if per_at is not None:
+        den = _denominator(tokens, per_at, language)
         if den is not None:
             kind, count, after = den
             if kind in _KEPT_DENOMINATORS:
