@@ -6,12 +6,17 @@
 - an older patient in a group the passages allow the drug in ("no dose adjustment in kidney
   impairment", for a man of 72 with weak kidneys) takes the adult dose: the two fallbacks that
   existed one by one (older person → adult; allowed group → the general dose) now also apply
-  together.
+  together;
+- Vietnamese numbers of several words ("mười hai giờ" was read as 2 hours, "hai mươi giọt" as
+  nothing) and "rưỡi" (and a half); spans of time without a number ("een kwartier", "a
+  fortnight", "anderhalf uur").
 
 Sentences of our own with drugs of the lexicon; each right answer has a wrong twin that must
 still be flagged."""
 
 from __future__ import annotations
+
+from decimal import Decimal
 
 import pytest
 
@@ -136,3 +141,48 @@ def test_a_group_the_passages_advise_against_is_not_excused() -> None:
     assert critical(
         check_report("Gliclazide can be taken up to 320 mg a day.", passages, "en", ctx)
     )
+
+
+# --- numbers in words ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "language", "values"),
+    [
+        ("mỗi mười hai giờ", "vi", [("12", "h")]),
+        ("sau mười lăm phút", "vi", [("0.25", "h")]),
+        ("hai mươi giọt", "vi", [("20", "drop")]),
+        ("hai mươi mốt ngày", "vi", [("504", "h")]),
+        ("ba mươi tư viên", "vi", [("34", "tablet")]),
+        ("hai trăm năm mươi mg", "vi", [("250", "mg")]),
+        ("một trăm lẻ năm mg", "vi", [("105", "mg")]),
+        ("hai nghìn năm trăm đơn vị", "vi", [("2500", "IU")]),
+        ("từ mười đến mười lăm ngày", "vi", [("240", "h"), ("360", "h")]),
+        ("một tiếng rưỡi", "vi", [("1.5", "h")]),
+        ("uống hai viên rưỡi", "vi", [("2.5", "tablet")]),
+        ("uống 2 viên", "vi", [("2", "tablet")]),
+        # "năm" after "mười" is a year, not a five: ten years is no amount here
+        ("mười năm", "vi", []),
+        ("wacht een kwartier", "nl", [("0.25", "h")]),
+        ("na anderhalf uur", "nl", [("1.5", "h")]),
+        ("for a fortnight", "en", [("336", "h")]),
+        ("a quarter of an hour", "en", [("0.25", "h")]),
+    ],
+)
+def test_numbers_and_times_in_words(
+    text: str, language: str, values: list[tuple[str, str]]
+) -> None:
+    found = [
+        (str(q.value.normalize()), q.unit)
+        for a in amounts(tokenize(text), language)
+        for q in a.parts
+    ]
+    assert found == [(str(Decimal(v).normalize()), u) for v, u in values]
+
+
+def test_an_interval_in_vietnamese_words_is_judged_by_its_value() -> None:
+    passages = [("hdsd-cefuroxim-vi-01", "Cefuroxim, người lớn: uống 500 mg mỗi 12 giờ.")]
+    right = "Người lớn uống cefuroxim 500 mg, mỗi mười hai giờ một lần."
+    wrong = "Người lớn uống cefuroxim 500 mg, mỗi hai giờ một lần."
+    assert not critical(check_report(right, passages, "vi"))
+    assert critical(check_report(wrong, passages, "vi"))
