@@ -186,3 +186,52 @@ def test_an_interval_in_vietnamese_words_is_judged_by_its_value() -> None:
     wrong = "Người lớn uống cefuroxim 500 mg, mỗi hai giờ một lần."
     assert not critical(check_report(right, passages, "vi"))
     assert critical(check_report(wrong, passages, "vi"))
+
+
+# --- the dosing goes on in a sentence of no kind of its own -----------------------------------
+
+_LOPERAMIDE = {
+    "en": "Loperamide 2 mg capsules, adults: take 2 capsules at first, then 1 capsule after "
+    "each loose stool. Do not take more than 6 capsules in 24 hours.",
+    "nl": "Loperamide 2 mg capsules, volwassenen: begin met 2 capsules, daarna 1 capsule na "
+    "elke dunne ontlasting. Neem niet meer dan 6 capsules per 24 uur.",
+    "vi": "Loperamid 2 mg, người lớn: uống 2 viên lúc đầu, sau đó 1 viên sau mỗi lần đi ngoài "
+    "phân lỏng. Không dùng quá 6 viên trong 24 giờ.",
+}
+_LOPERAMIDE_DOSE = {
+    "en": "Adults take 2 loperamide capsules at first, then 1 capsule after each loose stool.",
+    "nl": "Volwassenen nemen eerst 2 capsules loperamide, daarna 1 capsule na elke dunne "
+    "ontlasting.",
+    "vi": "Người lớn uống 2 viên loperamid lúc đầu, sau đó 1 viên sau mỗi lần đi ngoài phân lỏng.",
+}
+#: Sentences that no reader takes for a dose: a bare limit, its number filled in.
+_LIMITS = [
+    ("en", "Just don't go above {} in a day."),
+    ("en", "That's the most: {}."),
+    ("nl", "Ga op een dag niet boven de {}."),
+    ("nl", "Meer dan {} is te veel."),
+    ("vi", "Nhiều nhất là {}."),
+]
+
+
+@pytest.mark.parametrize(("language", "limit"), _LIMITS)
+def test_a_number_no_passage_holds_after_a_dose_is_a_dose_claim(language: str, limit: str) -> None:
+    passages = [(f"pil-loperamide-{language}-01", _LOPERAMIDE[language])]
+    dose = _LOPERAMIDE_DOSE[language]
+    wrong = check_report(f"{dose} {limit.format(10)}", passages, language)
+    assert critical(wrong)
+    assert [c.kind for c in wrong.claims if not c.grounded] == ["dose"]
+    # the same sentence with the passage's number: no dose claim made of it
+    assert not critical(check_report(f"{dose} {limit.format(6)}", passages, language))
+    # and with no dose before it, a number the passages lack is no dose claim either
+    alone = check_report(limit.format(10), passages, language)
+    assert alone.ungrounded
+    assert not critical(alone)
+
+
+def test_the_time_of_a_passage_denominator_is_a_span_it_states() -> None:
+    """ "niet meer dan 6 capsules per 24 uur" states 24 hours: an answer's "op een dag" (one day)
+    finds it, as "6" finds the count."""
+    passages = [("pil-loperamide-nl-01", _LOPERAMIDE["nl"])]
+    r = check_report("Ga op een dag niet boven de 6.", passages, "nl")
+    assert all(not c.numbers_missing for c in r.claims)
