@@ -963,10 +963,14 @@ def check(
         _named,
     )
     judged = judge_results or {}
-    checks = [
-        _claim_check(claim, _settled(claim, verdict, held), evidence, cited, judged.get(claim.text))
-        for claim, verdict, cited in zip(claims, verdicts, citations.cited, strict=True)
-    ]
+    checks = _dosing_goes_on(
+        [
+            _claim_check(
+                claim, _settled(claim, verdict, held), evidence, cited, judged.get(claim.text)
+            )
+            for claim, verdict, cited in zip(claims, verdicts, citations.cited, strict=True)
+        ]
+    )
     score = faithfulness([(c.text, c.grounded) for c in checks])
     return GroundingReport(
         event_id=event.event_id,
@@ -985,6 +989,24 @@ def check(
         fact_checks=fact_checks(event, registry, extractors, language),
         judge_used=any(c.method == "judge" for c in checks),
     )
+
+
+def _dosing_goes_on(checks: list[ClaimCheck]) -> list[ClaimCheck]:
+    """``checks``, where a sentence of no kind of its own that holds a number no passage
+    holds and comes after a dose claim of the same answer is a dose claim: the dosing goes on
+    in it ("Just don't go above 16 lozenges in 24 hours.", "The standard course lasts 7 days."
+    after the dose; a limit, a course length, an interval the reader does not take for a dose
+    without a drug or a dose cue of its own). Measured on the case set: four wrong numbers
+    that were flagged became critical as they are labelled, no right answer changed (a right
+    answer's missing number flags it either way)."""
+    out: list[ClaimCheck] = []
+    after_dose = False
+    for c in checks:
+        if after_dose and c.kind == "other" and not c.grounded and c.numbers_missing:
+            c = c.model_copy(update={"kind": "dose"})
+        after_dose = after_dose or c.kind == "dose"
+        out.append(c)
+    return out
 
 
 def _named(claim: AtomicClaim) -> frozenset[str]:

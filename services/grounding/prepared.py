@@ -227,6 +227,9 @@ def prepare_passage(
             if q.has_unit:
                 keys.add(q.key)
             numbers.add(q.written)
+        # "6 capsules per 24 uur", "4 g/day": the time of a denominator is a span the passage
+        # states, for an answer that writes it on its own ("niet meer dan 6 op een dag")
+        keys.update(f"{format_decimal(a.per_time)} h" for a in found if a.per_time is not None)
         numbers |= word_numbers(t, language)
         units = units_of(t, language, passage=True)
         stated = strength_amounts(t, found)

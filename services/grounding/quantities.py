@@ -204,6 +204,73 @@ _WORD_LANGUAGE: Final[dict[str, str]] = {
 }
 
 
+#: Vietnamese writes numbers above ten in several words: "mười lăm" 15, "hai mươi" 20, "hai
+#: mươi mốt" 21, "ba mươi tư" 34, "hai trăm năm mươi" 250, "một nghìn" 1,000. After "mười" and
+#: "mươi" a five is "lăm" (or "nhăm"), never "năm", which there is a year ("mười năm" is ten
+#: years); after "mươi" a one is "mốt" and a four may be "tư".
+_VI_DIGITS: Final = {w: n for n, w in enumerate(_WORDS_1_TO_12["vi"].split()[:9], start=1)}
+_VI_AFTER_TEN: Final = {**{w: n for w, n in _VI_DIGITS.items() if w != "năm"}, "lăm": 5, "nhăm": 5}
+_VI_AFTER_TENS: Final = {**_VI_AFTER_TEN, "mốt": 1, "tư": 4}
+_VI_TENS: Final = frozenset({"mươi", "chục"})
+_VI_ZERO_TENS: Final = frozenset({"lẻ", "linh"})
+_VI_THOUSAND: Final = frozenset({"nghìn", "ngàn"})
+
+
+def _vi_below_hundred(words: list[str], i: int) -> tuple[int, int] | None:
+    """``(value, stop)`` of a Vietnamese number below 100 written from ``words[i]``."""
+    n = len(words)
+    w = words[i]
+    if w == "mười":
+        if i + 1 < n and words[i + 1] in _VI_AFTER_TEN:
+            return 10 + _VI_AFTER_TEN[words[i + 1]], i + 2
+        return 10, i + 1
+    if w not in _VI_DIGITS:
+        return None
+    if i + 1 < n and words[i + 1] in _VI_TENS:
+        tens = _VI_DIGITS[w] * 10
+        if i + 2 < n and words[i + 2] in _VI_AFTER_TENS:
+            return tens + _VI_AFTER_TENS[words[i + 2]], i + 3
+        return tens, i + 2
+    return _VI_DIGITS[w], i + 1
+
+
+def _vi_below_thousand(words: list[str], i: int) -> tuple[int, int] | None:
+    """``(value, stop)`` of a Vietnamese number below 1,000 ("hai trăm năm mươi", "một trăm
+    lẻ năm"): after "trăm" only tens or "lẻ"/"linh" and a digit continue it, so "hai trăm
+    năm" stays 200 (and a year)."""
+    first = _vi_below_hundred(words, i)
+    if first is None:
+        return None
+    value, k = first
+    n = len(words)
+    if not (value < 10 and k < n and words[k] == "trăm"):
+        return value, k
+    value, k = value * 100, k + 1
+    if k + 1 < n and words[k] in _VI_ZERO_TENS and words[k + 1] in _VI_DIGITS:
+        return value + _VI_DIGITS[words[k + 1]], k + 2
+    rest = _vi_below_hundred(words, k) if k < n else None
+    if rest is not None and rest[0] >= 10:
+        return value + rest[0], rest[1]
+    return value, k
+
+
+def _vi_number(words: list[str], i: int) -> tuple[Decimal, int] | None:
+    """``(value, stop)`` of a Vietnamese number of more than one word from ``words[i]``
+    ("mười hai" 12, "ba mươi" 30, "hai nghìn năm trăm" 2,500); ``None`` for one word (which
+    :data:`NUMBER_WORDS` reads) or none."""
+    first = _vi_below_thousand(words, i)
+    if first is None:
+        return None
+    value, k = first
+    n = len(words)
+    if k < n and words[k] in _VI_THOUSAND and value < 1000:
+        value, k = value * 1000, k + 1
+        rest = _vi_below_thousand(words, k) if k < n else None
+        if rest is not None and rest[0] >= 100:
+            value, k = value + rest[0], rest[1]
+    return (Decimal(value), k) if k > i + 1 else None
+
+
 def _alternation(words: Iterable[str]) -> str:
     items = sorted(words, key=lambda w: (-len(w), w))
     return "|".join(re2.escape(w).replace(r"\ ", r"\s+") for w in items)
@@ -415,6 +482,35 @@ def _denominator(tokens: Tokens, j: int, language: str | None) -> tuple[str, Dec
 
 #: Words that join an amount to what it is of ("20 mg of amoxicillin per kg").
 _OF: Final = frozenset({"of", "van", "của"})
+#: Words that say "per" before a kilogram of body weight, and only there ("20 mg for each kilo",
+#: "5 mg a kilo", "10 mg voor elke kilo", "15 mg cho một kg"): before another word they say
+#: something else ("a day" is read as a frequency, "each tablet" is a strength).
+_PER_KILO: Final = (
+    ("for", "each"),
+    ("for", "every"),
+    ("each",),
+    ("every",),
+    ("a",),
+    ("voor", "elke"),
+    ("voor", "iedere"),
+    ("elke",),
+    ("iedere",),
+    ("cho", "một"),
+    ("trên", "một"),
+)
+
+
+def _per_kilo(tokens: Tokens, stop: int) -> int | None:
+    """The last word of a :data:`_PER_KILO` phrase at ``stop`` that a kilogram word follows
+    (where :func:`_denominator` reads on), or ``None``."""
+    words, n = tokens.words, len(tokens)
+    for phrase in _PER_KILO:
+        end = stop + len(phrase)
+        if end < n and tuple(words[stop:end]) == phrase:
+            kilo = _KEPT_DENOMINATORS.get(words[end])
+            if kilo is not None and kilo[0] == "kg":
+                return end - 1
+    return None
 
 
 def _past_drug_name(tokens: Tokens, stop: int) -> int:
@@ -454,8 +550,9 @@ def _unit_at(tokens: Tokens, i: int, language: str | None) -> _Unit | None:
     stop = _past_drug_name(tokens, stop)
     if stop + 1 < n and words[stop] in ("cho", "trên") and words[stop + 1] == "mỗi":
         stop += 1  # "10 mg cho mỗi kg cân nặng"
-    if stop < n and words[stop] in _PER:
-        den = _denominator(tokens, stop, language)
+    per_at = stop if stop < n and words[stop] in _PER else _per_kilo(tokens, stop)
+    if per_at is not None:
+        den = _denominator(tokens, per_at, language)
         if den is not None:
             kind, count, after = den
             if kind in _KEPT_DENOMINATORS:
@@ -547,8 +644,38 @@ def _half_unit(tokens: Tokens, i: int, language: str | None) -> _Unit | None:
     return unit if unit is not None and unit.info.base == "h" and unit.divisor == 1 else None
 
 
-#: Words an amount can start with (a number word of any language, "half").
-_OPENS_AMOUNT: Final = frozenset(_WORD_LANGUAGE) | frozenset(_HALVES)
+#: Fixed spans of time written without a number ("een kwartier" is 15 minutes, "a fortnight"
+#: 14 days, "anderhalf uur" 90 minutes), in hours, with the languages that write them; matched
+#: longest first. None opens with an article, which would make every "a" a place to look.
+_TIME_WORDS: Final = {
+    ("quarter", "of", "an", "hour"): (Decimal("0.25"), ("en",)),
+    ("fortnight",): (Decimal(336), ("en",)),
+    ("kwartier",): (Decimal("0.25"), ("nl",)),
+    ("anderhalf", "uur"): (Decimal("1.5"), ("nl",)),
+    ("anderhalve", "dag"): (Decimal(36), ("nl",)),
+    ("anderhalve", "week"): (Decimal(252), ("nl",)),
+}
+_TIME_OPENERS: Final = frozenset(p[0] for p in _TIME_WORDS)
+_TIME_LONGEST: Final = max(len(p) for p in _TIME_WORDS)
+
+
+def _time_words(tokens: Tokens, i: int, language: str | None) -> Amount | None:
+    """The fixed span of time (:data:`_TIME_WORDS`) written from token ``i``, or ``None``."""
+    words = tokens.words
+    for width in range(min(_TIME_LONGEST, len(words) - i), 0, -1):
+        hit = _TIME_WORDS.get(tuple(words[i : i + width]))
+        if hit is None or (language is not None and language not in hit[1]):
+            continue
+        hours = hit[0].quantize(_SIX_PLACES)
+        end = i + width
+        shown = f"{format_decimal(hit[0])} h"
+        q = Quantity(hours, "h", hit[0], shown, tokens.starts[i], tokens.ends[end - 1])
+        return Amount((q,), "h", None, False, i, end)
+    return None
+
+
+#: Words an amount can start with (a number word of any language, "half", a span of time).
+_OPENS_AMOUNT: Final = frozenset(_WORD_LANGUAGE) | frozenset(_HALVES) | _TIME_OPENERS
 _IS_NUM: Final = NUM.__eq__
 
 
@@ -596,6 +723,11 @@ def amounts(tokens: Tokens, language: str | None = None) -> list[Amount]:
         i = at
         kind = kinds[i]
         digits = kind == NUM
+        span = _time_words(tokens, i, base) if words[i] in _TIME_OPENERS else None
+        if span is not None:
+            found.append(span)
+            i = span.t1
+            continue
         if not digits and not (kind == WORD and _is_number_word(words[i], base)):
             half = _half_unit(tokens, i, base) if words[i] in _HALVES else None
             if half is not None:
@@ -613,14 +745,15 @@ def amounts(tokens: Tokens, language: str | None = None) -> list[Amount]:
             i += 1
             continue
         ends_at = [i]
-        j = i + 1
+        spoken: dict[int, Decimal] = {}  # Vietnamese numbers of several words, by first token
+        j = _spoken_end(words, i, digits, spoken)
         if j + 1 < n and (words[j] in _CONNECTORS or _between(words, i, j)):
             k = j + 1
             if words[j] == "tot" and k + 1 < n and words[k] == "en" and words[k + 1] == "met":
                 k += 2
             if k < n and (kinds[k] == NUM or _is_number_word(words[k], base)):
                 ends_at.append(k)
-                j = k + 1
+                j = _spoken_end(words, k, kinds[k] == NUM, spoken)
         if not digits and j < n and tokens.glued(j):
             i += 1
             continue
@@ -632,30 +765,44 @@ def amounts(tokens: Tokens, language: str | None = None) -> list[Amount]:
         if unit is None:
             if digits:
                 found.extend(_bare(tokens, ends_at, language))
-            i = ends_at[-1] + 1
+            i = j
             continue
         parts: list[Quantity] = []
         info = unit.info
+        stop = unit.stop
+        # "một tiếng rưỡi", "hai viên rưỡi": and a half, after the unit (one number only)
+        and_a_half = len(ends_at) == 1 and stop < n and words[stop] == "rưỡi"
+        stop += and_a_half
         for t in ends_at:
             number = (
                 parse_number(words[t], language)
                 if kinds[t] == NUM
-                else Decimal(NUMBER_WORDS[words[t]])
+                else spoken.get(t, Decimal(NUMBER_WORDS[words[t]]))
             )
             if number is None:
                 break
+            number += _HALF if and_a_half else 0
             value = number * info.factor / unit.divisor
             if info.base == "h":
                 value = value.quantize(_SIX_PLACES)
             shown = _display(number, info.symbol, unit.per, unit.per_unit)
-            parts.append(Quantity(value, info.base, number, shown, starts[t], ends[unit.stop - 1]))
+            parts.append(Quantity(value, info.base, number, shown, starts[t], ends[stop - 1]))
         if parts:
-            found.append(
-                Amount(tuple(parts), info.symbol, unit.per_time, unit.per_dose, i, unit.stop)
-            )
-            last_end = unit.stop
-        i = unit.stop
+            found.append(Amount(tuple(parts), info.symbol, unit.per_time, unit.per_dose, i, stop))
+            last_end = stop
+        i = stop
     return found
+
+
+def _spoken_end(words: list[str], i: int, digits: bool, spoken: dict[int, Decimal]) -> int:
+    """Where the number at ``words[i]`` ends: after a Vietnamese number of several words
+    (its value put in ``spoken``), else right after ``i``."""
+    if not digits and _WORD_LANGUAGE.get(words[i]) == "vi":
+        several = _vi_number(words, i)
+        if several is not None:
+            spoken[i] = several[0]
+            return several[1]
+    return i + 1
 
 
 #: Signs of multiplication, which the unit table also reads as "times" ("3 x daily").

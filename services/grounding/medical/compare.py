@@ -849,6 +849,13 @@ def compare(
                 a, populations=a.populations - allowed, conditions=a.conditions - allowed
             )
             status, support, against = _judge(general, passages)
+            if status == "unknown" and "elderly" in general.populations:
+                # An older person in a group the passages allow (no dose adjustment in kidney
+                # impairment, for a man of 72): the adult dose, as for older people above.
+                adult = replace(
+                    general, populations=(general.populations - {"elderly"}) | {"adult"}
+                )
+                status, support, against = _judge(adult, passages)
     if status == "unknown" and a.kind == "contraindication":
         dosed = _dosed_for_group(a, passages)
         if dosed:
