@@ -235,3 +235,35 @@ def test_the_time_of_a_passage_denominator_is_a_span_it_states() -> None:
     passages = [("pil-loperamide-nl-01", _LOPERAMIDE["nl"])]
     r = check_report("Ga op een dag niet boven de 6.", passages, "nl")
     assert all(not c.numbers_missing for c in r.claims)
+
+
+# --- a per-kg rate beside the amount it works out to ----------------------------------------
+
+_RATE_BESIDE = [
+    (
+        "en",
+        "Cefprozil, children 6 months to 12 years: 30 mg/kg a day in two divided doses.",
+        "My daughter weighs 14 kg.",
+        "At 14 kg: 30 mg/kg × 14 kg = 420 mg a day, so 210 mg twice a day.",
+        "At 14 kg: 30 mg/kg × 14 kg = 420 mg each time, twice a day.",
+    ),
+    (
+        "vi",
+        "Cefprozil, trẻ em từ 6 tháng đến 12 tuổi: 30 mg/kg/ngày, chia 2 lần.",
+        "Con tôi nặng 14 kg.",
+        "Với bé 14 kg: 30 mg/kg × 14 kg = 420 mg mỗi ngày, chia 2 lần, mỗi lần 210 mg.",
+        "Với bé 14 kg: 30 mg/kg × 14 kg = 420 mg mỗi lần, ngày 2 lần.",
+    ),
+]
+
+
+@pytest.mark.parametrize(("language", "passage", "question", "right", "wrong"), _RATE_BESIDE)
+def test_a_rate_without_basis_takes_the_basis_of_the_amount_it_works_out_to(
+    language: str, passage: str, question: str, right: str, wrong: str
+) -> None:
+    """ "30 mg/kg" beside "420 mg a day" for 14 kg is a day's rate; beside "420 mg each time" it
+    is a rate per dose, which the passage's per-day rate contradicts."""
+    passages = [(f"smpc-cefprozil-{language}-01", passage)]
+    ctx = medical_context(question, language)
+    assert not critical(check_report(f"Cefprozil. {right}", passages, language, ctx))
+    assert critical(check_report(f"Cefprozil. {wrong}", passages, language, ctx))

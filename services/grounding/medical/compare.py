@@ -796,6 +796,25 @@ def _advised_against(a: Reading, passages: Sequence[PassageReading]) -> list[Pas
     ]
 
 
+def _rate_of(a: Reading, beside: Sequence[Reading], weight: Decimal | None) -> Reading:
+    """A per-kg amount that names no basis, on the basis of the amount of its sentence that it
+    works out to for the weight (rate × weight = that amount): "600 mg a day (20 mg for each
+    kilo)" is 20 mg/kg a day, "30 mg/kg × 14 kg = 420 mg mỗi lần" 30 mg/kg per dose. Else
+    ``a`` as it is, which :func:`_basis_ok` takes for one dose."""
+    if a.basis is not None or a.amount is None or weight is None or not _per_kg(a):
+        return a
+    for b in beside:
+        if (
+            b.amount is not None
+            and b.basis is not None
+            and a.unit == f"{b.unit}/kg"
+            and b.amount.low == a.amount.low * weight
+            and b.amount.high == a.amount.high * weight
+        ):
+            return replace(a, basis=b.basis)
+    return a
+
+
 def compare(
     a: Reading,
     passages: Sequence[PassageReading],
@@ -806,6 +825,7 @@ def compare(
     ``weight``: the body weight (kg) the answer or its question states; an amount is then also
     compared with per-kg passage doses worked out for it. ``beside``: the other readings of the
     answer's sentence (a course's total is checked as one only beside the dose it totals)."""
+    a = _rate_of(a, beside, weight)
     status, support, against = _judge(a, passages)
     if status in ("unknown", "contradicted"):
         by_weight = _per_weight(a, passages, weight)
