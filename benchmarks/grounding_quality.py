@@ -13,18 +13,14 @@ the check; see its README): every answer goes through :class:`services.checking.
 claim, a fabricated or an unsupported citation; *critical* when a critical finding is raised. A
 case is judged right when: kinds that must pass are not flagged; kinds that must be caught are
 flagged, and critical where the label says so. Reported per kind × language for the ``dev`` split
-(used for tuning), the ``test`` split (not) and the ``fresh``, ``fresh2``, ``fresh3``, ``fresh4``,
-``fresh5``, ``fresh6``, ``fresh7``, ``fresh8``, ``fresh9``, ``fresh10``, ``fresh11``, ``fresh12``,
-``fresh13``, ``fresh14``, ``fresh15``, ``fresh16``, ``fresh17`` and ``fresh18`` splits (held-out
-sets written later, for the second, third, fifth, sixth, seventh, eighth, ninth, tenth, eleventh,
-twelfth, thirteenth, fourteenth, fifteenth, sixteenth, seventeenth, eighteenth and nineteenth rounds
-and after the twentieth, each measured as written before its round; ``fresh3`` to ``fresh18`` were
-written without reading the check, and the thirteenth to eighteenth rounds looked at the causes of
-the earlier splits pooled), with the user's question given to the check as the preceding turn's
-medical context (drugs, population) and without it, beside two baselines: *flag every number* (an
-answer with any number is flagged and critical) and *token overlap ≥ .5* (an answer is flagged when
-a sentence shares less than half of its words with every passage; critical when that sentence has a
-number).
+(used for tuning), the ``test`` split (not) and the ``fresh``, ``fresh2`` … ``fresh19`` splits
+(held-out sets written later, one before each later round, each measured as written before its
+round: see :data:`SPLITS`; ``fresh3`` to ``fresh19`` were written without reading the check, and
+the thirteenth to eighteenth rounds looked at the causes of the earlier splits pooled), with the
+user's question given to the check as the preceding turn's medical context (drugs, population)
+and without it, beside two baselines: *flag every number* (an answer with any number is flagged
+and critical) and *token overlap ≥ .5* (an answer is flagged when a sentence shares less than half
+of its words with every passage; critical when that sentence has a number).
 
 What is measured: whether :func:`services.grounding.check` calls an answer *ungrounded*
 (faithfulness < 1, i.e. at least one claim not grounded in the passage) — precision and recall
@@ -100,6 +96,7 @@ SPLITS = {
     "fresh16": "held out, written blind for the eighteenth round",
     "fresh17": "held out, written blind for the nineteenth round",
     "fresh18": "held out, written blind after the twentieth round",
+    "fresh19": "held out, written blind beside the twenty-first round",
 }
 CBEGIN, CEND = "<!-- BEGIN grounding-cases -->", "<!-- END grounding-cases -->"
 SBEGIN, SEND = "<!-- BEGIN grounding-cases-summary -->", "<!-- END grounding-cases-summary -->"
@@ -597,13 +594,9 @@ def summary_section(cases: Sequence[Case], results: Results) -> str:
     lines = [
         f"{len(cases)} answers written independently of the check (11 kinds, en/nl/vi); "
         "rate judged right by `ClaimChecker.check` with the question's medical context. "
-        "*dev* was tuned on, *test* is held out, *fresh*, *fresh2*, *fresh3*, *fresh4*, *fresh5*, "
-        "*fresh6*, *fresh7*, *fresh8*, *fresh9*, *fresh10*, *fresh11*, *fresh12*, *fresh13*, "
-        "*fresh14*, *fresh15*, *fresh16*, *fresh17* and *fresh18* are held-out splits written "
-        "later (for the second, the third, the fifth, the sixth, the seventh, the eighth, the "
-        "ninth, the tenth, the eleventh, the twelfth, the thirteenth, the fourteenth, the "
-        "fifteenth, the sixteenth, the seventeenth, the eighteenth and the nineteenth round, "
-        "and after the twentieth).",
+        "*dev* was tuned on, *test* is held out, *fresh* … *fresh19* are held-out splits "
+        "written later, one before each later round (*fresh18* after the twentieth, *fresh19* "
+        "beside the twenty-first, whose mechanisms came from *fresh17* and *fresh18*).",
         "",
         "| kind | " + " | ".join(head) + " |",
         "|---|" + "---|" * len(head),
