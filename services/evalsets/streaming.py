@@ -439,12 +439,16 @@ class SamplerCore:
         touched = {s for s in (result.stratum, result.previous_stratum) if s is not None}
         self._dirty.update((period, s) for s in touched)
         cid = summary.conversation_id
+        moved = result.previous_stratum is not None and cid not in result.admitted
+        if not result.admitted and not moved:
+            # A new member that joined no selection (most): only evictions to send, and those
+            # carry no selection, so none is read.
+            return [self._update(period, c, None) for c in result.evicted]
         wanted = {*result.admitted, cid}
         selected = _selections_of(state, self.sampler.members, touched, wanted)
-        out = [self._update(period, cid, selected.get(cid)) for cid in result.admitted]
-        out += [self._update(period, cid, None) for cid in result.evicted]
-        moved = result.previous_stratum is not None
-        if moved and cid in selected and cid not in result.admitted:
+        out = [self._update(period, c, selected.get(c)) for c in result.admitted]
+        out += [self._update(period, c, None) for c in result.evicted]
+        if moved and cid in selected:
             out.append(self._update(period, cid, selected[cid]))
         return out
 

@@ -8,7 +8,7 @@ import itertools
 
 from schemas.review import ReviewItem
 from services.dataflow.state import MemoryStore
-from services.review.bounds import Ring, ring_bytes_at_most
+from services.review.bounds import Ring, decode_ring, encode_ring, ring_bytes_at_most
 from services.review.core import ReviewCore, ReviewState, review_specs
 from services.review.decoded import DecodedItems
 from services.review.evidence import mask_turn
@@ -78,8 +78,10 @@ def test_a_ring_weighs_its_turns_once_and_as_ring_bytes_at_most() -> None:
 
 
 def test_intake_with_its_caches_leaves_the_stores_as_without_them() -> None:
-    """Two cores over the same events: one keeps its caches, the other forgets them before
-    every event (every item and ring read from the stores); the stores end up equal."""
+    """Three cores over the same events: one keeps its caches, one forgets them before every
+    event (every item and ring read from the stores), one keeps them and writes after every
+    event (each ring encoded again with the JSON of the turns it held); the stores end up
+    equal."""
     specs = review_specs(ReviewSettings(), POLICY)
 
     def state() -> ReviewState:
@@ -89,20 +91,24 @@ def test_intake_with_its_caches_leaves_the_stores_as_without_them() -> None:
             caps=MemoryStore(specs["review-caps"]),
         )
 
-    cores = [ReviewCore(POLICY, key=b"k"), ReviewCore(POLICY, key=b"k")]
-    states = [state(), state()]
+    cores = [ReviewCore(POLICY, key=b"k") for _ in range(3)]
+    states = [state() for _ in range(3)]
     for i in range(12):
         ev = event(
             f"Answer {i}: write to bob{i % 3}@example.com", cid=f"c{i % 2}", eid=f"e{i}", turn=i
         )
         found = [finding(ev, f"bob{i % 3}@example.com", direction="leak")]
-        for core, st, forget in zip(cores, states, (False, True), strict=True):
-            if forget:
+        for core, st, mode in zip(cores, states, ("keep", "forget", "write"), strict=True):
+            if mode == "forget":
                 core.flush()
                 core.forget_caches()
             core.observe(ev, found, None, st, at=ev.timestamp)
+            if mode == "write":
+                core.flush()
     for core in cores:
         core.flush()
     for kind in ("items", "context", "caps"):
-        a, b = (getattr(st, kind) for st in states)
-        assert dict(a.items()) == dict(b.items()), kind
+        a, b, c = (getattr(st, kind) for st in states)
+        assert dict(a.items()) == dict(b.items()) == dict(c.items()), kind
+    for raw in states[2].context.values():
+        assert encode_ring(decode_ring(raw)) == raw
