@@ -33,7 +33,7 @@ Every step depends only on the value and the settings, so a replay gives the sam
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from schemas.review import ReviewItem, Turn
 from services.review.evidence import ShrinkRounds, bounded_verdict, shrink_turn
@@ -90,18 +90,11 @@ def ring_bytes_at_most(ring: list[Turn]) -> int:
 @dataclass(frozen=True, slots=True)
 class Ring:
     """A context ring (oldest turn first) with each turn's :func:`turn_bytes_at_most`, so that
-    adding a turn to a ring weighs only that turn; ``weight`` is :func:`ring_bytes_at_most`.
-
-    ``pieces`` holds each turn's JSON once it was encoded (``None`` until then): a ring is
-    written at every batch that adds a turn to it, and a turn (a frozen model) encodes to the
-    same JSON every time, so only the new turn is encoded; :meth:`encode` is
-    :func:`encode_ring` of the turns, byte for byte. :meth:`with_pieces` hands them on to the
-    ring that keeps the same turns."""
+    adding a turn to a ring weighs only that turn; ``weight`` is :func:`ring_bytes_at_most`."""
 
     turns: tuple[Turn, ...]
     sizes: tuple[int, ...]
     weight: int
-    pieces: list[str | None] = field(default_factory=list, compare=False, repr=False)
 
     @classmethod
     def of(cls, turns: list[Turn], sizes: list[int] | None = None) -> Ring:
@@ -114,22 +107,7 @@ class Ring:
         return cls.of(decode_ring(raw))
 
     def encode(self) -> bytes:
-        pieces = self.pieces
-        if len(pieces) != len(self.turns):
-            pieces[:] = [None] * len(self.turns)
-        out: list[str] = []
-        for i, piece in enumerate(pieces):
-            if piece is None:
-                piece = pieces[i] = self.turns[i].model_dump_json()
-            out.append(piece)
-        return ("[" + ",".join(out) + "]").encode()
-
-    def with_pieces(self, before: Ring | None) -> Ring:
-        """This ring with the JSON ``before`` knew of the turns both hold (the same objects)."""
-        if before is not None and before.pieces:
-            known = {id(t): p for t, p in zip(before.turns, before.pieces, strict=True)}
-            self.pieces[:] = [known.get(id(t)) for t in self.turns]
-        return self
+        return encode_ring(list(self.turns))
 
 
 @dataclass(frozen=True, slots=True)

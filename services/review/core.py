@@ -281,7 +281,6 @@ class ReviewCore:
         weight = sum(sizes) + len(sizes) + 2
         kept = self.bound.fit_ring(turns, weight)
         fitted = Ring(tuple(turns), tuple(sizes), weight) if kept is turns else Ring.of(kept)
-        fitted.with_pieces(ring)
         self._rings.put(st.context, event.conversation_id, fitted)
 
     # ------------------------------------------------------------------ time
