@@ -115,6 +115,11 @@ class Evidence:
     # What only some answers need (citations, medical readings) is made on first use.
 
     @cached_property
+    def groups(self) -> frozenset[str]:
+        """The populations and conditions any retrieved passage names."""
+        return frozenset().union(*[p.groups for p in self.passages])
+
+    @cached_property
     def doc_keys(self) -> dict[str, frozenset[str]]:
         """Quantities of each document (all its chunks together), for citation checks."""
         return {
@@ -524,7 +529,8 @@ def ground_medical(
         comparisons = tuple(compare(r, []) for r in readings)
         return Verdict(False, 0.0, None, shown, comparisons, missing)
     comparisons = tuple(
-        compare(r, evidence.readings_for(r, doc), weight, readings) for r in readings
+        compare(r, evidence.readings_for(r, doc), weight, readings, evidence.groups)
+        for r in readings
     )
     best, support = _best_support(units, evidence, indices)
     for c in comparisons:

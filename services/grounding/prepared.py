@@ -97,6 +97,9 @@ class PreparedPassage:
     #: The passage's one concentration per unit of a liquid (unit, amount per ml), for an
     #: answer's volumes: "100 mg cannabidiol per ml" makes an answer's "1 ml" 100 mg.
     per_ml: tuple[tuple[str, Decimal], ...] = ()
+    #: The populations and conditions the passage names anywhere ("nierfunctiestoornis",
+    #: "suy thận", a clearance band is kidney impairment), read or not into a claim.
+    groups: frozenset[str] = frozenset()
 
 
 def _doc_drugs(doc_id: str, lexicon: MedicalLexicon) -> frozenset[str]:
@@ -219,7 +222,10 @@ def prepare_passage(
     strengths: list[tuple[int, str, Decimal, bool]] = []
     every: list[Amount] = []
     split_ml: list[tuple[str, Decimal]] = []
+    groups: set[str] = set()
+    cue_language = language if language in ("en", "nl", "vi") else "en"
     for k, (sentence, t) in enumerate(sentences):
+        groups.update(_named_groups(t, cue_language, lexicon))
         found: list[Amount] = amounts(t, language)
         every += found
         split_ml += split_concentrations(t, found)
@@ -294,7 +300,16 @@ def prepare_passage(
         tuple(salt_pairs(strengths)),
         tuple((k, d) for k, d in subjects.items() if k not in taught),
         tuple(per_ml.items()),
+        frozenset(groups | ({"renal"} if any(r.clearance for _, r in readings) else set())),
     )
+
+
+def _named_groups(t: Tokens, language: str, lexicon: MedicalLexicon) -> set[str]:
+    """The population and condition keys whose phrases a sentence holds (Dutch compounds too)."""
+    cues = list(lexicon.matcher(language).find(t.words, 0, len(t)))
+    if lexicon.compounds(language):
+        cues += lexicon.compound_conditions(t.words, 0, len(t), language, cues)
+    return {c.value for _, _, c in cues if c.kind in ("pop", "cond")}
 
 
 @dataclass(slots=True)

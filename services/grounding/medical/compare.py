@@ -585,7 +585,12 @@ def _restated(
             return None
         f = Span(count, count, "exact")
     basis: Basis
-    if f.low == f.high and r.basis == "dose":
+    weekly = _times_a_week(f)
+    if weekly is not None and r.basis == "dose":
+        # "50 IU/kg, 3 lần mỗi tuần": fewer than one dose a day, so its total is the week's
+        low, high = r.amount.low * weekly, r.amount.high * weekly
+        factor, basis = f"× {format_decimal(weekly)} a week", "week"
+    elif f.low == f.high and r.basis == "dose":
         low, high = r.amount.low * f.low, r.amount.high * f.low
         factor, basis = f"× {format_decimal(f.low)}", "day"
     elif r.basis == "day" and (f.low == f.high or (f.low >= 2 and r.amount.kind == "exact")):
@@ -600,6 +605,17 @@ def _restated(
 
 
 _HOURS_A_DAY: Final = Decimal(24)
+_DAYS_A_WEEK: Final = Decimal(7)
+
+
+def _times_a_week(f: Span) -> Decimal | None:
+    """The whole number of doses a week of a frequency below one a day ("3 times a week" is
+    3/7 a day), or ``None``."""
+    if f.low != f.high or not 0 < f.low < 1:
+        return None
+    weekly = f.low * _DAYS_A_WEEK
+    whole = weekly.to_integral_value()
+    return whole if whole >= 1 and abs(weekly - whole) < Decimal("0.001") else None
 
 
 def _course_days(r: Reading) -> Decimal | None:
@@ -735,6 +751,11 @@ def _allowed_groups(a: Reading, passages: Sequence[PassageReading]) -> frozenset
     )
 
 
+#: Groups a dose is set apart for only where a passage speaks of them: an organ's impairment
+#: (pregnancy, breastfeeding and children never: a dose for them no passage gives is a finding).
+_ORGANS: Final = frozenset({"renal", "hepatic"})
+
+
 def _dosed_for_group(a: Reading, passages: Sequence[PassageReading]) -> list[PassageReading]:
     """The passage doses of the drug for the age group a positive safety claim is about, alone
     (no risk condition: "it may be used from 3 years", "cho bé 5 tuổi uống được"), with an age
@@ -820,11 +841,14 @@ def compare(
     passages: Sequence[PassageReading],
     weight: Decimal | None = None,
     beside: Sequence[Reading] = (),
+    named: frozenset[str] | None = None,
 ) -> Comparison:
     """The status of one answer reading against the passages' readings (see the module doc).
     ``weight``: the body weight (kg) the answer or its question states; an amount is then also
     compared with per-kg passage doses worked out for it. ``beside``: the other readings of the
-    answer's sentence (a course's total is checked as one only beside the dose it totals)."""
+    answer's sentence (a course's total is checked as one only beside the dose it totals).
+    ``named``: the populations and conditions the retrieved passages name anywhere (``None``:
+    not known); kidney or liver impairment none of them names does not set a dose apart."""
     a = _rate_of(a, beside, weight)
     status, support, against = _judge(a, passages)
     if status in ("unknown", "contradicted"):
@@ -876,6 +900,20 @@ def compare(
                     general, populations=(general.populations - {"elderly"}) | {"adult"}
                 )
                 status, support, against = _judge(adult, passages)
+    if status == "unknown" and a.kind == "dose" and named is not None:
+        unspoken = a.populations & _ORGANS - named
+        if unspoken:
+            # Kidney or liver impairment no retrieved passage speaks of: the passages do not
+            # set the dose apart for it, so the general dose is the one to meet (the liver
+            # disease the drug treats, the question's "kidneys fine for her age").
+            general = replace(
+                a, populations=a.populations - unspoken, conditions=a.conditions - unspoken
+            )
+            if "elderly" in general.populations:
+                general = replace(
+                    general, populations=(general.populations - {"elderly"}) | {"adult"}
+                )
+            status, support, against = _judge(general, passages)
     if status == "unknown" and a.kind == "contraindication":
         dosed = _dosed_for_group(a, passages)
         if dosed:
