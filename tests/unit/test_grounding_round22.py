@@ -95,3 +95,56 @@ def test_a_dose_so_many_times_a_week_restates_as_the_weeks_total(
     ctx = medical_context(question, language)
     assert not critical(check_report(f"Epoetin alfa. {right}", passages, language, ctx))
     assert critical(check_report(f"Epoetin alfa. {wrong}", passages, language, ctx))
+
+
+# --- infants are children under a year -------------------------------------------------------
+
+_INFANTS = [
+    (
+        "en",
+        [
+            "Velpanib, children from 1 year: 5 mg/kg a day in two doses.",
+            "Infants and newborns: 10 to 15 mg/kg a day, in two or three doses.",
+        ],
+        "My daughter is 4 and weighs 20 kg.",
+        "My son is 6 months old and weighs 8 kg.",
+        "She takes 2.5 mg/kg per dose, twice a day.",
+        "He takes 5 mg/kg per dose, twice a day.",
+        "She takes 5 mg/kg per dose, twice a day.",
+    ),
+    (
+        "nl",
+        [
+            "Velpanib, kinderen vanaf 1 jaar: 5 mg/kg per dag, verdeeld over twee doses.",
+            "Zuigelingen en pasgeborenen: 10 tot 15 mg/kg per dag, verdeeld over twee of drie "
+            "doses.",
+        ],
+        "Mijn dochter is 4 jaar en weegt 20 kg.",
+        "Mijn zoon is 6 maanden en weegt 8 kg.",
+        "Ze krijgt 2,5 mg/kg per keer, tweemaal daags.",
+        "Hij krijgt 5 mg/kg per keer, tweemaal daags.",
+        "Ze krijgt 5 mg/kg per keer, tweemaal daags.",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("language", "texts", "older", "baby", "right_older", "right_baby", "wrong_older"), _INFANTS
+)
+def test_an_infants_dose_is_no_dose_for_an_older_child(
+    language: str,
+    texts: list[str],
+    older: str,
+    baby: str,
+    right_older: str,
+    right_baby: str,
+    wrong_older: str,
+) -> None:
+    """The infants' 10–15 mg/kg a day (5–7.5 per dose in two) backs a baby's 5 mg/kg per dose,
+    not a four-year-old's, whose passage says 5 mg/kg a day (2.5 per dose)."""
+    passages = [(f"smpc-velpanib-{language}-0{i}", t) for i, t in enumerate(texts, 1)]
+    four = medical_context(older, language)
+    months = medical_context(baby, language)
+    assert not critical(check_report(f"Velpanib. {right_older}", passages, language, four))
+    assert not critical(check_report(f"Velpanib. {right_baby}", passages, language, months))
+    assert critical(check_report(f"Velpanib. {wrong_older}", passages, language, four))

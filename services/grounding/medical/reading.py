@@ -1083,9 +1083,14 @@ def read_sentence(
     populations = {c.value for s, _, c in cues if c.kind == "pop" and s not in compared}
     conditions = {c.value for _, _, c in cues if c.kind == "cond"}
     populations |= {c.value for _, _, c in cues if c.kind == "cond" and c.population}
+    infant = "infant" in populations and not populations & {"child", "adolescent"}
     if "infant" in populations:
         populations = (populations - {"infant"}) | {"child"}
     age: tuple[Decimal | None, Decimal | None] | None = None
+    if infant and not ages:
+        # "Zuigelingen en pasgeborenen: 8 tot 15 mg/kg per dag": a child under a year, not a
+        # child of four (infants alone; "infants and children" is every child)
+        age = (Decimal(0), Decimal(1))
     if ages:
         _, _, a_lo, a_hi = ages[0]
         age = (a_lo, a_hi)
