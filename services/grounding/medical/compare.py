@@ -817,6 +817,14 @@ def _advised_against(a: Reading, passages: Sequence[PassageReading]) -> list[Pas
     ]
 
 
+def _as_adult(a: Reading) -> Reading:
+    """``a`` with an older person read as an adult (what nothing says of older people, the
+    adult statement says)."""
+    if "elderly" not in a.populations:
+        return a
+    return replace(a, populations=(a.populations - {"elderly"}) | {"adult"})
+
+
 def _rate_of(a: Reading, beside: Sequence[Reading], weight: Decimal | None) -> Reading:
     """A per-kg amount that names no basis, on the basis of the amount of its sentence that it
     works out to for the weight (rate × weight = that amount): "600 mg a day (20 mg for each
@@ -882,8 +890,7 @@ def compare(
                 status, support, against = again
     if status == "unknown" and "elderly" in a.populations:
         # Nothing said for older people about this: the adult statement applies to them.
-        adult = replace(a, populations=(a.populations - {"elderly"}) | {"adult"})
-        status, support, against = _judge(adult, passages)
+        status, support, against = _judge(_as_adult(a), passages)
     if status == "unknown" and a.kind == "dose":
         allowed = _allowed_groups(a, passages)
         if allowed:
@@ -896,10 +903,7 @@ def compare(
             if status == "unknown" and "elderly" in general.populations:
                 # An older person in a group the passages allow (no dose adjustment in kidney
                 # impairment, for a man of 72): the adult dose, as for older people above.
-                adult = replace(
-                    general, populations=(general.populations - {"elderly"}) | {"adult"}
-                )
-                status, support, against = _judge(adult, passages)
+                status, support, against = _judge(_as_adult(general), passages)
     if status == "unknown" and a.kind == "dose" and named is not None:
         unspoken = a.populations & _ORGANS - named
         if unspoken:
@@ -909,11 +913,7 @@ def compare(
             general = replace(
                 a, populations=a.populations - unspoken, conditions=a.conditions - unspoken
             )
-            if "elderly" in general.populations:
-                general = replace(
-                    general, populations=(general.populations - {"elderly"}) | {"adult"}
-                )
-            status, support, against = _judge(general, passages)
+            status, support, against = _judge(_as_adult(general), passages)
     if status == "unknown" and a.kind == "contraindication":
         dosed = _dosed_for_group(a, passages)
         if dosed:
