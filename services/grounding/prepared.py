@@ -223,9 +223,7 @@ def prepare_passage(
     every: list[Amount] = []
     split_ml: list[tuple[str, Decimal]] = []
     groups: set[str] = set()
-    cue_language = language if language in ("en", "nl", "vi") else "en"
     for k, (sentence, t) in enumerate(sentences):
-        groups.update(_named_groups(t, cue_language, lexicon))
         found: list[Amount] = amounts(t, language)
         every += found
         split_ml += split_concentrations(t, found)
@@ -245,8 +243,14 @@ def prepare_passage(
         else:  # "Simethicon 80 mg viên nhai: … có thể dùng cho phụ nữ có thai"
             head = read_sentence(t, 0, title, found, language, lexicon, carry, units)
             tail = read_sentence(t, title + 1, len(t), [], language, lexicon, head.carry, units)
-            read = SentenceReading(head.readings + tail.readings, head.used | tail.used, tail.carry)
+            read = SentenceReading(
+                head.readings + tail.readings,
+                head.used | tail.used,
+                tail.carry,
+                groups=head.groups | tail.groups,
+            )
         carry = read.carry
+        groups |= read.groups
         drugs |= carry.drugs
         if not stated and len(read.readings) > 1:
             stated = named_strengths(
@@ -302,14 +306,6 @@ def prepare_passage(
         tuple(per_ml.items()),
         frozenset(groups | ({"renal"} if any(r.clearance for _, r in readings) else set())),
     )
-
-
-def _named_groups(t: Tokens, language: str, lexicon: MedicalLexicon) -> set[str]:
-    """The population and condition keys whose phrases a sentence holds (Dutch compounds too)."""
-    cues = list(lexicon.matcher(language).find(t.words, 0, len(t)))
-    if lexicon.compounds(language):
-        cues += lexicon.compound_conditions(t.words, 0, len(t), language, cues)
-    return {c.value for _, _, c in cues if c.kind in ("pop", "cond")}
 
 
 @dataclass(slots=True)

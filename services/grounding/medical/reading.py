@@ -234,6 +234,9 @@ class SentenceReading:
     contrasted: bool = False
     #: The drugs the sentence names itself (none for a sentence without cue, drug or amount).
     named: frozenset[str] = frozenset()
+    #: The populations and conditions its phrases name (Dutch compounds too), read into a claim
+    #: or not ("Suy thận …: giảm liều còn một nửa" names kidney impairment and states no amount).
+    groups: frozenset[str] = frozenset()
 
 
 # -- ages: one small table and function per language -----------------------------------------
@@ -1061,6 +1064,7 @@ def read_sentence(
     cues, drugs = _cues_and_drugs(tokens, lo, hi, found, lang, lexicon)
     if not cues and not drugs and not any(_is_dose_amount(a) or a.unit == "times" for a in found):
         return _quiet(tokens, lo, hi, found, lang, carry)
+    groups = frozenset(c.value for _, _, c in cues if c.kind in ("pop", "cond"))
     people = any(c.kind == "pop" for _, _, c in cues)
     ages = _AGE_READERS[lang](tokens, lo, hi, people)
     used: set[int] = set()
@@ -1403,7 +1407,9 @@ def read_sentence(
     )
     of = stated if held else frozenset()
     contrasted = bool(set_aside) and not readings
-    return SentenceReading(tuple(readings), frozenset(used), new_carry, of, contrasted, stated)
+    return SentenceReading(
+        tuple(readings), frozenset(used), new_carry, of, contrasted, stated, groups
+    )
 
 
 def _open_amount(readings: Sequence[Reading]) -> tuple[Span, str] | None:
