@@ -628,11 +628,19 @@ def _counts_by_passage_strength(claims: list[AtomicClaim], evidence: Evidence) -
     only ("5 to 10 mg at night")."""
     if not any(p.strengths for p in evidence.passages):
         return claims
+    return _restate_readings(claims, _FORMS, lambda r: _in_passage_mg(r, evidence))
+
+
+def _restate_readings(
+    claims: list[AtomicClaim], units: frozenset[str], restate: Callable[[Reading], Reading]
+) -> list[AtomicClaim]:
+    """``claims``, each reading put through ``restate`` in a claim with a reading of a drug in
+    one of ``units`` (the claim itself where nothing changed)."""
     out: list[AtomicClaim] = []
     for claim in claims:
         readings = claim.readings
-        if any(r.unit in _FORMS and r.drugs for r in readings):
-            readings = tuple(_in_passage_mg(r, evidence) for r in readings)
+        if any(r.unit in units and r.drugs for r in readings):
+            readings = tuple(restate(r) for r in readings)
         out.append(claim if readings == claim.readings else replace(claim, readings=readings))
     return out
 
@@ -650,13 +658,7 @@ def _volumes_by_passage_concentration(
     whose concentration no passage states stays a volume (no passage speaks about it)."""
     if not any(p.per_ml for p in evidence.passages):
         return claims
-    out: list[AtomicClaim] = []
-    for claim in claims:
-        readings = claim.readings
-        if any(r.unit in _VOLUMES and r.drugs for r in readings):
-            readings = tuple(_in_passage_amount(r, evidence) for r in readings)
-        out.append(claim if readings == claim.readings else replace(claim, readings=readings))
-    return out
+    return _restate_readings(claims, _VOLUMES, lambda r: _in_passage_amount(r, evidence))
 
 
 _VOLUMES: Final = frozenset({"ml", "ml/kg"})
