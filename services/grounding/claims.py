@@ -129,7 +129,8 @@ class AtomicClaim:
     #: For an ``other`` sentence without readings or numbers: the test of whether it names no
     #: drug, group, condition or proper name (:attr:`general`), run at the first ask.
     general_test: GeneralTest | None = field(default=None, compare=False, repr=False)
-    #: The answer declines somewhere (one of its sentences is an abstention).
+    #: The answer declines or defers somewhere (one of its sentences is an abstention, or a
+    #: referral to a professional).
     declining: bool = False
     #: Every dose amount of the sentence is one it sets aside ("not the usual 2 tablets"): the
     #: figures are another dose than the patient's, which the passages must hold together.
@@ -634,6 +635,7 @@ def atomic_claims(
     handed_back: list[int] = []  # claims that hand the question's amounts back (see above)
     declines = False  # a sentence of the answer is an abstention
     escalates = False  # a sentence of the answer sends the user to urgent care
+    refers = False  # a sentence of the answer sends the user to a professional (round 23)
     for sentence in split_sentences(text, language):
         said_text = sentence.text  # the sentence as it asserts (non-asserted scopes taken out)
         t = tokenize(said_text)
@@ -663,6 +665,7 @@ def atomic_claims(
             reason = _asserted_reason(part, t, language, found, key, content)
         declines = declines or reason == "abstention"
         escalates = escalates or (reason == "referral" and _urgent(key, language))
+        refers = refers or reason == "referral"
         if reason is None and said and _said_back(found, said):
             own = tuple(q for q in found if q.key not in said)
             if _reports(key, language) or (
@@ -731,7 +734,7 @@ def atomic_claims(
                 named=read.named,
             )
         )
-    if declines:
+    if declines or refers:
         claims = [replace(c, declining=True) if c.general_test is not None else c for c in claims]
     if (declines or escalates) and handed_back:
         return [c for i, c in enumerate(claims) if i not in handed_back]

@@ -8,7 +8,9 @@ feed", "Congratulations!". A word test cannot tell those from a wrong sentence, 
 sentence could be wrong *about* can be read: a sentence that names no drug, no population or
 condition, no proper name and holds no number states **general advice**. Such a sentence, with
 words the passages do not hold, is not a finding by itself when the answer it stands in is
-*anchored*: the answer declines (an abstention sentence), or another of its sentences that
+*anchored*: the answer declines or defers (an abstention sentence, or a referral to a
+professional: twenty-third round, five right answers more over 1,655 cases and no catch lost),
+or another of its sentences that
 does state something specific is grounded and at least half of its sentences are grounded. A
 whole answer that nothing grounds is still flagged, sentence by sentence, as before, and so is
 one whose sentences are mostly not in its passages (faithfulness below one half, which the
@@ -103,7 +105,7 @@ def anchored_lazily(
     """Whether the answer is anchored in its passages (see the module docstring), worked out at
     the first ask and kept. ``sentences``: per sentence, whether it is grounded and its general
     test (``None``: it cannot be general advice, so grounded it anchors the answer without a
-    test); ``declines``: one of its sentences is an abstention."""
+    test); ``declines``: one of its sentences is an abstention or a referral."""
     rows = sentences
     kept: list[bool] = []
 
