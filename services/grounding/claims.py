@@ -702,7 +702,7 @@ def atomic_claims(
                 kind = "dose"  # what a product holds: its number must be the passages'
         general = (
             GeneralTest(t, language, lex)
-            if kind == "other" and not readings and not found
+            if kind == "other" and not found and all(r.open for r in readings)
             else None
         )
         leftover = tuple(

@@ -798,6 +798,8 @@ def _settled(claim: AtomicClaim, verdict: Verdict, held: Callable[[], bool]) -> 
     failed the word test."""
     if verdict.grounded or verdict.numbers_missing or claim.general_test is None:
         return verdict
+    if not all(decides_nothing(c) for c in verdict.medical):
+        return verdict  # an open reading a passage speaks about decides
     if verdict.best is None:  # nothing retrieved: nothing is grounded
         return verdict
     if not (claim.general_test() and held()):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 import unicodedata
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Final
@@ -161,6 +161,19 @@ def _equivalence(t: Tokens, language: str | None, lexicon: MedicalLexicon) -> Ca
     return restated
 
 
+def _list_lead(text: str, readings: Sequence[Reading], lead: str | None) -> str | None:
+    """The opening of a list of contraindications that goes on after ``text``: its words up to
+    the colon when ``text`` opens the list ("Gebruik Kyntheum niet: als u allergisch bent …;",
+    a safety claim before the colon), the list's opening still when ``text`` is one of its items;
+    ``None`` once an item ends the list (no semicolon)."""
+    if not text.rstrip().endswith(";"):
+        return None
+    head, colon, _ = text.partition(":")
+    if colon and any(r.kind == "contraindication" and not r.open for r in readings):
+        return head + colon
+    return lead
+
+
 def _title_end(
     t: Tokens, found: list[Amount], stated: list[tuple[str, Decimal, Amount]]
 ) -> int | None:
@@ -223,6 +236,7 @@ def prepare_passage(
     every: list[Amount] = []
     split_ml: list[tuple[str, Decimal]] = []
     groups: set[str] = set()
+    lead: str | None = None  # the opening of a list of contraindications the sentence goes on
     for k, (sentence, t) in enumerate(sentences):
         found: list[Amount] = amounts(t, language)
         every += found
@@ -249,6 +263,17 @@ def prepare_passage(
                 tail.carry,
                 groups=head.groups | tail.groups,
             )
+        if lead is not None and not any(r.kind == "contraindication" for r in read.readings):
+            # an item of a list of contraindications ("Gebruik Kyntheum niet: als u …; als u de
+            # actieve ziekte van Crohn heeft; …"): read with the list's opening before it
+            listed = f"{lead} {sentence.text}"
+            lt = tokenize(listed, normalized=True)
+            item = read_sentence(
+                lt, 0, len(lt), [], language, lexicon, carry, units_of(lt, language, passage=True)
+            )
+            extra = [r for r in item.readings if r.kind == "contraindication"]
+            readings.extend((listed, r) for r in extra)
+        lead = _list_lead(sentence.text, read.readings, lead)
         carry = read.carry
         groups |= read.groups
         drugs |= carry.drugs

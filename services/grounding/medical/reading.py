@@ -1333,7 +1333,14 @@ def read_sentence(
             # then judged only where a passage speaks of stopping or going on (open)
             course = keeps and lasting and not (risk or interaction)
             if pol in POSITIVE and not (risk or interaction or keeps):
-                topic = _topic_units(tokens, clause, cues, drugs, lang) if stated else topic
+                # what the clause is about, the drug named here or in the sentence before
+                # ("Er is geen bezwaar tegen gebruik bij een actieve ziekte van Crohn" after a
+                # sentence about Kyntheum; round 23)
+                topic = (
+                    _topic_units(tokens, clause, cues, drugs, lang)
+                    if stated or carry.drugs
+                    else topic
+                )
                 if not topic:
                     continue
             if not (stated or risk or carry.drugs):
