@@ -162,14 +162,15 @@ def _equivalence(t: Tokens, language: str | None, lexicon: MedicalLexicon) -> Ca
 
 
 def _list_lead(text: str, readings: Sequence[Reading], lead: str | None) -> str | None:
-    """The opening of a list of contraindications that goes on after ``text``: its words up to
-    the colon when ``text`` opens the list ("Gebruik Kyntheum niet: als u allergisch bent …;",
-    a safety claim before the colon), the list's opening still when ``text`` is one of its items;
-    ``None`` once an item ends the list (no semicolon)."""
+    """The opening of a list that goes on after ``text`` in items split by semicolons: its words
+    up to the colon when ``text`` opens the list with a safety claim or a dose ("Gebruik
+    Kyntheum niet: als u allergisch bent …;", "Paediatric population (2 to 17 years), dose by
+    body weight: 12 kg to 25 kg: 10 mg;"), the list's opening still when ``text`` is one of its
+    items; ``None`` once an item ends the list (no semicolon)."""
     if not text.rstrip().endswith(";"):
         return None
     head, colon, _ = text.partition(":")
-    if colon and any(r.kind == "contraindication" and not r.open for r in readings):
+    if colon and any(not r.open for r in readings):
         return head + colon
     return lead
 
@@ -263,16 +264,23 @@ def prepare_passage(
                 tail.carry,
                 groups=head.groups | tail.groups,
             )
-        if lead is not None and not any(r.kind == "contraindication" for r in read.readings):
-            # an item of a list of contraindications ("Gebruik Kyntheum niet: als u …; als u de
-            # actieve ziekte van Crohn heeft; …"): read with the list's opening before it
+        if lead is not None and not read.readings:
+            # an item of a list with no reading of its own ("Gebruik Kyntheum niet: als u …; als
+            # u de actieve ziekte van Crohn heeft; …", "dose by body weight: 12 kg to 25 kg:
+            # 10 mg; 26 kg to 40 kg: 15 mg; …"): read with the list's opening before it
             listed = f"{lead} {sentence.text}"
             lt = tokenize(listed, normalized=True)
             item = read_sentence(
-                lt, 0, len(lt), [], language, lexicon, carry, units_of(lt, language, passage=True)
+                lt,
+                0,
+                len(lt),
+                amounts(lt, language),
+                language,
+                lexicon,
+                carry,
+                units_of(lt, language, passage=True),
             )
-            extra = [r for r in item.readings if r.kind == "contraindication"]
-            readings.extend((listed, r) for r in extra)
+            readings.extend((listed, r) for r in item.readings)
         lead = _list_lead(sentence.text, read.readings, lead)
         carry = read.carry
         groups |= read.groups

@@ -108,3 +108,46 @@ def test_a_permission_for_a_listed_contraindication_is_critical(
     # out is no contradiction (no passage speaks about it): not critical
     assert not report(dose, passages, language).ungrounded
     assert not critical(report(f"{dose} {unlisted}", passages, language))
+
+
+# --- doses by body weight: a passage's bands, and items of a list read with its opening ---------
+
+#: a passage of doses by weight band in a list, the dose of the band a 38 kg child is in, the
+#: next band's dose, and the first band's, per language
+_BANDS = [
+    (
+        "Zorvatil for children aged 2 to 17 years, dose by body weight: 12 kg to 25 kg: 10 mg; "
+        "26 kg to 40 kg: 15 mg; more than 40 kg: 20 mg.",
+        "At 38 kg your son takes 15 mg of zorvatil.",
+        "At 38 kg your son takes 20 mg of zorvatil.",
+        "At 38 kg your son takes 10 mg of zorvatil.",
+        "en",
+    ),
+    (
+        "Zorvatil voor kinderen van 2 tot 17 jaar, dosis naar lichaamsgewicht: 12 kg tot 25 kg: "
+        "10 mg; 26 kg tot 40 kg: 15 mg; meer dan 40 kg: 20 mg.",
+        "Bij 38 kg krijgt uw zoon 15 mg zorvatil.",
+        "Bij 38 kg krijgt uw zoon 20 mg zorvatil.",
+        "Bij 38 kg krijgt uw zoon 10 mg zorvatil.",
+        "nl",
+    ),
+    (
+        "Zorvatil cho trẻ từ 2 đến 17 tuổi, liều theo cân nặng: 12 kg đến 25 kg: 10 mg; 26 kg "
+        "đến 40 kg: 15 mg; trên 40 kg: 20 mg.",
+        "Con bạn nặng 38 kg nên uống 15 mg zorvatil.",
+        "Con bạn nặng 38 kg nên uống 20 mg zorvatil.",
+        "Con bạn nặng 38 kg nên uống 10 mg zorvatil.",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("passage", "right", "next_band", "first_band", "language"), _BANDS)
+def test_a_dose_by_weight_is_the_dose_of_the_patients_band(
+    passage: str, right: str, next_band: str, first_band: str, language: str
+) -> None:
+    assert not report(right, [passage], language).ungrounded
+    # the must-flag twins: the dose of another band, the one after it (an item of the list)
+    # and the first one (beside the list's opening)
+    assert critical(report(next_band, [passage], language))
+    assert critical(report(first_band, [passage], language))

@@ -86,16 +86,21 @@ def _ages_overlap(
     return lo == hi and point
 
 
-def _clearances_meet(a: Span, p: Span) -> bool:
-    """Whether two kidney clearances (a value or band each) overlap."""
+def _bands_meet(a: Span, p: Span) -> bool:
+    """Whether two kidney clearances or body weights (a value or band each) overlap; an upper
+    bound ("below 30 ml/min", "under 25 kg") leaves its value out."""
     return a.low <= p.high and p.low <= a.high and not (p.kind == "max" and a.low >= p.high)
+
+
+def _point(value: Decimal | None) -> Span | None:
+    return Span(value, value) if value is not None else None
 
 
 def _population_ok(a: Reading, p: Reading) -> bool:
     if (
         a.clearance is not None
         and p.clearance is not None
-        and not _clearances_meet(a.clearance, p.clearance)
+        and not _bands_meet(a.clearance, p.clearance)
     ):
         return False  # clearance 25 is not the 30-80 ml/min band
     if not a.populations:
@@ -858,6 +863,13 @@ def compare(
     ``named``: the populations and conditions the retrieved passages name anywhere (``None``:
     not known); kidney or liver impairment none of them names does not set a dose apart."""
     a = _rate_of(a, beside, weight)
+    known = a.weight if a.weight is not None else _point(weight)
+    if known is not None:
+        # a dose for another body weight than the patient's is not about them ("12 kg to
+        # 25 kg: 10 mg" for a child of 38 kg; round 23)
+        passages = [
+            p for p in passages if p.reading.weight is None or _bands_meet(known, p.reading.weight)
+        ]
     status, support, against = _judge(a, passages)
     if status in ("unknown", "contradicted"):
         by_weight = _per_weight(a, passages, weight)

@@ -135,6 +135,10 @@ class Reading:
     #: How long the course lasts, in hours ("for 7 days" = 168; "no longer than 5 days" = max
     #: 120), when the sentence states one beside the dose.
     duration: Span | None = None
+    #: The body weight (kg) a dose reading is for: a passage's band ("26 kg to 40 kg: 15 mg",
+    #: "more than 65 kg: 30 mg", "nhóm 15 đến dưới 25 kg") or a weight the sentence states
+    #: (round 23).
+    weight: Span | None = None
 
     def describe(self, with_drug: bool = True) -> str:
         """A clinician-readable line: ``paracetamol: max 4000 mg per 24 h``,
@@ -173,6 +177,10 @@ class Reading:
             c = self.clearance
             band = c.text("ml/min") if c.kind != "min" else f"min {format_decimal(c.low)} ml/min"
             parts.append(f"(clearance {band})")
+        if self.weight is not None:
+            w = self.weight
+            band = w.text("kg") if w.kind != "min" else f"more than {format_decimal(w.low)} kg"
+            parts.append(f"(body weight {band})")
         text = " ".join(parts)
         if not with_drug:
             return text
@@ -1401,6 +1409,9 @@ def read_sentence(
     bands = _clearances(tokens, found, cues)
     if bands or carry.clearance is not None:
         readings = [_with_clearance(r, bands, carry.clearance) for r in readings]
+    weights = _weights(tokens, found)
+    if weights:
+        readings = [_with_weight(r, weights) for r in readings]
     if carry.amount is not None and any(c.kind == "again" for _, _, c in cues):
         readings = [_taken_up(r, carry.amount) for r in readings]
     new_carry = Carry(
@@ -1531,6 +1542,59 @@ def _clearances(
             span = Span(low, high)
         out.append((tokens.starts[a.t0], span))
     return out
+
+
+#: Words before a body weight that make it an upper bound ("under 25 kg", "lichter dan 40 kg",
+#: "dưới 25 kg") or a lower one ("more than 65 kg", "zwaarder dan 40 kg", "trên 40 kg").
+_LIGHTER: Final = _BELOW | frozenset({"lighter", "up", "lichter", "tot", "tới"})
+_HEAVIER: Final = _ABOVE | frozenset(
+    {"heavier", "least", "zwaarder", "meer", "vanaf", "từ", "minste"}
+)
+#: Words after a body weight that make it a lower bound ("40 kg or more", "40 kg of meer",
+#: "40 kg trở lên", "40 kg and over").
+_OR_MORE: Final = frozenset({"more", "over", "above", "meer", "zwaarder", "lên", "trở"})
+
+
+def _weights(tokens: Tokens, found: Sequence[Amount]) -> list[tuple[int, Span]]:
+    """Body weights of a sentence, in order: ``(character offset, span)`` for an amount in kg
+    (not per kg): a band "12 kg to 25 kg", "26–40 kg", "15 đến dưới 25 kg", a bound "under
+    25 kg", "more than 65 kg", "40 kg of meer", or one weight ("at 38 kg")."""
+    words, kinds = tokens.words, tokens.kinds
+    out: list[tuple[int, Span]] = []
+    floor_at: set[int] = set()  # a weight that is the lower bound of the next one's band
+    for a in found:
+        if a.symbol != "kg":
+            continue
+        low, high = a.parts[0].written, a.parts[-1].written
+        k = a.t0 - 1
+        while k > 0 and words[k] in _BELOW | {"than", "dan"} and k >= a.t0 - 2:
+            k -= 1
+        joined = k >= 1 and words[k] in _BAND_JOINS
+        j = k - 1 if joined and k >= 1 and words[k - 1] != "kg" else k - 2
+        if joined and j >= 0 and kinds[j] == NUM and (floor := parse_number(words[j])) is not None:
+            out = [(at, span) for at, span in out if at != tokens.starts[j]]
+            floor_at.add(j)
+            out.append((tokens.starts[j], Span(floor, high)))
+            continue
+        before = set(words[max(0, a.t0 - 3) : a.t0])
+        after = set(words[a.t1 : a.t1 + 2])
+        if before & _LIGHTER and not before & _HEAVIER:
+            span = Span(Decimal(0), high, "max")
+        elif before & _HEAVIER or after & _OR_MORE:
+            span = Span(low, _NO_LIMIT, "min")
+        else:
+            span = Span(low, high)
+        out.append((tokens.starts[a.t0], span))
+    return out
+
+
+def _with_weight(r: Reading, weights: list[tuple[int, Span]]) -> Reading:
+    """A dose reading with the body weight stated last before it in its sentence (else the
+    first after it): the weight or band the dose is for."""
+    if r.kind != "dose":
+        return r
+    earlier = [span for at, span in weights if at <= r.start]
+    return replace(r, weight=earlier[-1] if earlier else weights[0][1])
 
 
 #: Words that join the lower bound of a band to "less than" its upper one ("50 to less than
