@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from schemas.verdicts import MedicalContext
 from services.grounding.claims import atomic_claims
 from tests.support.grounding_checks import critical
 from tests.support.grounding_checks import numbered_report as report
@@ -151,3 +152,43 @@ def test_a_dose_by_weight_is_the_dose_of_the_patients_band(
     # and the first one (beside the list's opening)
     assert critical(report(next_band, [passage], language))
     assert critical(report(first_band, [passage], language))
+
+
+# --- a permission for a patient of an age the passages advise against ---------------------------
+
+_AGES = [
+    (
+        "Do not give loperamide to children under 12 years. Adults and children aged 12 and over "
+        "may take loperamide for diarrhoea.",
+        "Yes, you can give her loperamide for the diarrhoea.",
+        "en",
+    ),
+    (
+        "Geef loperamide niet aan kinderen onder de 12 jaar. Volwassenen en kinderen vanaf 12 jaar "
+        "mogen loperamide bij diarree gebruiken.",
+        "Ja, loperamide kunt u haar bij diarree gewoon geven.",
+        "nl",
+    ),
+    (
+        "Không dùng loperamid cho trẻ em dưới 12 tuổi. Người lớn và trẻ từ 12 tuổi trở lên có thể "
+        "dùng loperamid khi bị tiêu chảy.",
+        "Bạn có thể cho cháu dùng loperamid khi bị tiêu chảy.",
+        "vi",
+    ),
+]
+
+
+def _child(age: int) -> MedicalContext:
+    return MedicalContext(
+        drugs=["loperamide"], populations=["child"], age_min_years=age, age_max_years=age
+    )
+
+
+@pytest.mark.parametrize(("passage", "permission", "language"), _AGES)
+def test_a_permission_for_an_age_the_passages_advise_against_is_critical(
+    passage: str, permission: str, language: str
+) -> None:
+    """The question's girl of 9 is under the age the passage gives the drug from: "you can give
+    her …" contradicts it. The twin: the same permission for a girl of 14 is grounded."""
+    assert critical(report(permission, [passage], language, _child(9)))
+    assert not report(permission, [passage], language, _child(14)).ungrounded

@@ -804,9 +804,13 @@ def _advised_against(a: Reading, passages: Sequence[PassageReading]) -> list[Pas
     """The negative safety statements of the drug's passages about an age band that holds the
     patient's one age ("Not recommended for adults over 65" for a dose given to someone of 72,
     "niet bij kinderen jonger dan 2 jaar" for a boy of 14 months): a dose for that patient is
-    advised against, whatever the amount. Only for a single age (a person's, not a band) and
-    statements about age groups alone (not "children with liver disease")."""
-    if a.kind != "dose" or a.age is None or a.age[0] is None or a.age[0] != a.age[1]:
+    advised against, whatever the amount; so is a permission for them ("acetylsalicylzuur kunt u
+    haar bij koorts gewoon geven" for a girl of 11 against "niet aan kinderen onder de 16 jaar";
+    round 23). Only for a single age (a person's, not a band) and statements about age groups
+    alone (not "children with liver disease")."""
+    if a.kind != "dose" and a.polarity in NEGATIVE:
+        return []
+    if a.age is None or a.age[0] is None or a.age[0] != a.age[1]:
         return []
     age = a.age[0]
     return [
