@@ -189,6 +189,22 @@ def _title_end(
     return None
 
 
+def _restated_per_dose(readings: Sequence[Reading]) -> set[int]:
+    """Where a sentence states an amount with no basis, frequency or limit that it also states
+    per dose ("Rukobia viên giải phóng kéo dài 600 mg: người lớn uống 600 mg x 2 lần/ngày"):
+    the bare one is that dose (or the strength that holds it), never a day's amount (round 23)."""
+    per_dose = {(r.amount, r.unit) for r in readings if r.kind == "dose" and r.basis == "dose"}
+    return {
+        r.start
+        for r in readings
+        if r.kind == "dose"
+        and r.basis is None
+        and r.frequency is None
+        and r.qualifier is None
+        and (r.amount, r.unit) in per_dose
+    }
+
+
 def _as_strength(r: Reading) -> Reading:
     """A passage's strength ("Diosmectite 3 g powder per sachet", "Lariam 250 mg") is what one
     unit holds: at most one dose, never a day's amount ("3 g a day" is not backed by it)."""
@@ -296,6 +312,7 @@ def prepare_passage(
             strengths += [(k, u, v, restated(a.t0)) for u, v, a in stated]
         counted = counted_strengths(t, found, language, stated)
         strength_at = {t.starts[a.t0] for _, _, a in stated if t.starts[a.t0] not in counted}
+        strength_at |= _restated_per_dose(read.readings)
         readings.extend(
             (sentence.text, _as_strength(r) if r.start in strength_at else r)
             for r in scale_counted(read.readings, counted)

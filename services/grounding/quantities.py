@@ -84,7 +84,7 @@ IU 1000000 MIU | miu | mui
 h 1 hours | h | hr | hrs | hour | hours | uur | uren | giờ | tiếng
 h 1/60 minutes | min | mins | minute | minutes | minuut | minuten | phút
 h 1/3600 seconds | sec | secs | seconds | seconde | seconden | giây
-h 24 days | day | days | dag | dagen | ngày
+h 24 days | day | days | dag | dagen | ngày | night | nights | nacht | nachten | đêm
 h 168 weeks | week | weeks | weken | tuần
 month 1 months | month | months | maand | maanden | tháng
 % 1 % | % | percent | per cent | procent | phần trăm

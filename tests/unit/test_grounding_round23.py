@@ -9,6 +9,8 @@ import pytest
 
 from schemas.verdicts import MedicalContext
 from services.grounding.claims import atomic_claims
+from services.grounding.quantities import amounts
+from services.grounding.tokens import tokenize
 from tests.support.grounding_checks import critical
 from tests.support.grounding_checks import numbered_report as report
 
@@ -192,3 +194,74 @@ def test_a_permission_for_an_age_the_passages_advise_against_is_critical(
     her …" contradicts it. The twin: the same permission for a girl of 14 is grounded."""
     assert critical(report(permission, [passage], language, _child(9)))
     assert not report(permission, [passage], language, _child(14)).ungrounded
+
+
+# --- fresh22's causes: a bare amount the sentence also gives per dose, nights, pregnancy -------
+
+#: a passage that heads the product with its strength and gives it per dose, the dose right,
+#: and the same amount as a day's split in two (a per-dose amount given as the day's)
+_PER_DOSE = [
+    (
+        "Zorvatil extended-release tablets 600 mg: adults take 600 mg twice a day.",
+        "Adults take 600 mg of zorvatil twice a day.",
+        "The usual dose of zorvatil is 600 mg a day, split into two doses.",
+        "en",
+    ),
+    (
+        "Zorvatil tabletten met verlengde afgifte 600 mg: volwassenen nemen 600 mg tweemaal per "
+        "dag.",
+        "Volwassenen nemen tweemaal per dag 600 mg zorvatil.",
+        "De gebruikelijke dosis zorvatil is 600 mg per dag, verdeeld over twee keer.",
+        "nl",
+    ),
+    (
+        "Zorvatil viên giải phóng kéo dài 600 mg: người lớn uống 600 mg x 2 lần/ngày.",
+        "Người lớn uống zorvatil 600 mg, ngày 2 lần.",
+        "Liều thông thường của zorvatil là 600 mg mỗi ngày, chia làm 2 lần.",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("passage", "right", "per_day", "language"), _PER_DOSE)
+def test_a_bare_amount_the_sentence_gives_per_dose_backs_no_days_amount(
+    passage: str, right: str, per_day: str, language: str
+) -> None:
+    assert not report(right, [passage], language).ungrounded
+    assert critical(report(per_day, [passage], language))
+
+
+@pytest.mark.parametrize(
+    ("text", "language"), [("7 nights", "en"), ("7 nachten", "nl"), ("7 đêm", "vi")]
+)
+def test_nights_are_days(text: str, language: str) -> None:
+    assert [q.key for a in amounts(tokenize(text), language) for q in a.parts] == ["168 h"]
+
+
+_PREGNANCY = [
+    (
+        "Use zorvatil cream in the first three months of pregnancy only after talking to your "
+        "doctor.",
+        "Use zorvatil cream once a day for three months.",
+        "en",
+    ),
+    (
+        "Gebruik zorvatil crème in de eerste drie maanden van de zwangerschap alleen na overleg "
+        "met uw arts.",
+        "Gebruik zorvatil crème drie maanden lang eenmaal per dag.",
+        "nl",
+    ),
+    (
+        "Chỉ dùng kem zorvatil trong 3 tháng đầu thai kỳ khi bác sĩ đồng ý.",
+        "Dùng kem zorvatil ngày 1 lần trong 3 tháng.",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("stage", "course", "language"), _PREGNANCY)
+def test_a_stage_of_pregnancy_is_no_course(stage: str, course: str, language: str) -> None:
+    assert all(r.duration is None for c in atomic_claims(stage, language) for r in c.readings)
+    # the twin: three months as the course of the treatment
+    (reading,) = [r for c in atomic_claims(course, language) for r in c.readings]
+    assert reading.duration is not None

@@ -1777,6 +1777,10 @@ _NOT_A_COURSE: Final = frozenset(
         "qua",
     }
 )
+#: Words right after a time that make it a stage of pregnancy, not a course ("in the first 3
+#: months of pregnancy", "in de eerste drie maanden van de zwangerschap", "3 tháng đầu thai kỳ";
+#: round 23).
+_GESTATION: Final = frozenset({"pregnancy", "gestation", "zwangerschap", "thai"})
 #: Words right after a time that make it a lead time, not a course ("start 1 or 2 days before
 #: travel", "bắt đầu 2 ngày trước khi"): unless a course opener stands before it.
 _LEAD: Final = frozenset({"before", "vóór", "trước", "prior"})
@@ -1825,6 +1829,7 @@ def _duration(
         and not (a.t1 < len(words) and words[a.t1] in _NOT_A_COURSE and not _opens_course(words, a))
         and not (a.t1 < len(words) and words[a.t1] in _LEAD and not _opens_course(words, a))
         and not _in_condition(words, lo, a.t0)
+        and _GESTATION.isdisjoint(words[a.t1 : a.t1 + 3])
     ]
     if not times:
         return None
