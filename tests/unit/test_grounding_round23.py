@@ -265,3 +265,45 @@ def test_a_stage_of_pregnancy_is_no_course(stage: str, course: str, language: st
     # the twin: three months as the course of the treatment
     (reading,) = [r for c in atomic_claims(course, language) for r in c.readings]
     assert reading.duration is not None
+
+
+# --- a name two passages teach as two drugs names neither ----------------------------------------
+
+#: two products whose names share a word ("Forte"), each bound to its drug by brackets; the
+#: answer names one in a sentence of its own and gives a dose in the next: its own, the other's
+_SHARED_NAME = [
+    (
+        "Calmex Forte (ibuprofen) 400 mg tablets: adults take 400 mg up to three times a day.",
+        "Norvex Forte (naproxen) 500 mg tablets: adults take 500 mg twice a day. Take Norvex "
+        "Forte with food.",
+        "Take Norvex Forte with food. The usual dose is 500 mg twice a day.",
+        "Take Norvex Forte with food. The usual dose is 400 mg up to three times a day.",
+        "en",
+    ),
+    (
+        "Calmex Forte (ibuprofen) 400 mg tabletten: volwassenen nemen tot driemaal daags 400 mg.",
+        "Norvex Forte (naproxen) 500 mg tabletten: volwassenen nemen tweemaal daags 500 mg. Neem "
+        "Norvex Forte in met voedsel.",
+        "Neem Norvex Forte in met voedsel. De gebruikelijke dosis is tweemaal daags 500 mg.",
+        "Neem Norvex Forte in met voedsel. De gebruikelijke dosis is tot driemaal daags 400 mg.",
+        "nl",
+    ),
+    (
+        "Calmex Forte (ibuprofen) viên 400 mg: người lớn uống 400 mg, tối đa 3 lần mỗi ngày.",
+        "Norvex Forte (naproxen) viên 500 mg: người lớn uống 500 mg, ngày 2 lần. Uống Norvex "
+        "Forte cùng thức ăn.",
+        "Uống Norvex Forte cùng thức ăn. Liều thường dùng là 500 mg, ngày 2 lần.",
+        "Uống Norvex Forte cùng thức ăn. Liều thường dùng là 400 mg, tối đa 3 lần mỗi ngày.",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("first", "second", "right", "other", "language"), _SHARED_NAME)
+def test_a_name_two_passages_teach_as_two_drugs_names_neither(
+    first: str, second: str, right: str, other: str, language: str
+) -> None:
+    assert not report(right, [first, second], language).ungrounded
+    checked = report(other, [first, second], language)
+    assert critical(checked)
+    assert checked.ungrounded == [other.split(". ")[1]]

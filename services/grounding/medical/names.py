@@ -407,15 +407,22 @@ def event_names(taught: Iterable[Iterable[tuple[str, str]]]) -> dict[str, str]:
     """One map of the names an event's passages teach (each passage's ``{key: drug}`` pairs):
     a name one passage teaches as another drug ("Malarone (atovaquone 250 mg / proguanil …)")
     wins over a passage that teaches it as a drug of its own ("Malarone for the treatment of
-    …"), else the first passage's; a drug that is itself taught as another is followed once.
+    …"), else the first passage's; a drug that is itself taught as another is followed once. A
+    name two passages teach as two other drugs ("Depot" of "Fluanxol Depot (flupentixol …)" and
+    of "Clopixol Depot (zuclopentixol …)") names neither (round 23).
 
     >>> event_names([[("malaron", "malaron")], [("malaron", "atovaquon")]])
     {'malaron': 'atovaquon'}
+    >>> event_names([[("depot", "flupentixol")], [("depot", "zuclopenthixol")]])
+    {}
     """
     merged: dict[str, str] = {}
+    clashing: set[str] = set()
     for pairs in taught:
         for key, drug in pairs:
             old = merged.get(key)
             if old is None or (old == key and drug != key):
                 merged[key] = drug
-    return {key: merged.get(drug, drug) for key, drug in merged.items()}
+            elif old not in (key, drug) and drug != key:
+                clashing.add(key)
+    return {key: merged.get(drug, drug) for key, drug in merged.items() if key not in clashing}
