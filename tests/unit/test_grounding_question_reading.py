@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from schemas.verdicts import MedicalContext
+from schemas.verdicts import AMOUNT_CHARS, MedicalContext
 from services.grounding import load_lexicon
 from services.grounding.grounding import (
     QUESTION_CHARS,
@@ -79,7 +79,7 @@ def _plain(text: str, language: str | None) -> MedicalContext:
         read_to = sentence.end
         t = tokenize(sentence.text)
         found = amounts(t, lang)
-        said |= {q.key for a in found for q in a.parts if q.has_unit}
+        said |= {q.key for a in found for q in a.parts if q.has_unit and len(q.key) <= AMOUNT_CHARS}
         read = read_sentence(t, 0, len(t), found, lang, lex, carry)
         if read.carry.risk and t.words and t.words[-1] == "?":  # the group a question asks about
             groups = read.carry.risk & (asked | {"child", "elderly", "adolescent"})
