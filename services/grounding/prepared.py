@@ -253,7 +253,7 @@ def prepare_passage(
     every: list[Amount] = []
     split_ml: list[tuple[str, Decimal]] = []
     groups: set[str] = set()
-    lead: str | None = None  # the opening of a list of contraindications the sentence goes on
+    lead: str | None = None  # the opening of a list the sentence may be an item of
     for k, (sentence, t) in enumerate(sentences):
         found: list[Amount] = amounts(t, language)
         every += found

@@ -1561,21 +1561,21 @@ def _weights(tokens: Tokens, found: Sequence[Amount]) -> list[tuple[int, Span]]:
     25 kg", "more than 65 kg", "40 kg of meer", or one weight ("at 38 kg")."""
     words, kinds = tokens.words, tokens.kinds
     out: list[tuple[int, Span]] = []
-    floor_at: set[int] = set()  # a weight that is the lower bound of the next one's band
     for a in found:
         if a.symbol != "kg":
             continue
         low, high = a.parts[0].written, a.parts[-1].written
-        k = a.t0 - 1
+        k = a.t0 - 1  # the word before the weight, over "less than" / "dưới"
         while k > 0 and words[k] in _BELOW | {"than", "dan"} and k >= a.t0 - 2:
             k -= 1
-        joined = k >= 1 and words[k] in _BAND_JOINS
-        j = k - 1 if joined and k >= 1 and words[k - 1] != "kg" else k - 2
-        if joined and j >= 0 and kinds[j] == NUM and (floor := parse_number(words[j])) is not None:
-            out = [(at, span) for at, span in out if at != tokens.starts[j]]
-            floor_at.add(j)
-            out.append((tokens.starts[j], Span(floor, high)))
-            continue
+        if k >= 1 and words[k] in _BAND_JOINS:
+            j = k - 2 if words[k - 1] == "kg" else k - 1  # "12 kg to 25 kg", "15 đến 25 kg"
+            floor = parse_number(words[j]) if j >= 0 and kinds[j] == NUM else None
+            if floor is not None:
+                # the band's lower bound was read as a weight of its own: the band replaces it
+                out = [(at, span) for at, span in out if at != tokens.starts[j]]
+                out.append((tokens.starts[j], Span(floor, high)))
+                continue
         before = set(words[max(0, a.t0 - 3) : a.t0])
         after = set(words[a.t1 : a.t1 + 2])
         if before & _LIGHTER and not before & _HEAVIER:
