@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from schemas.verdicts import MedicalContext
-from services.grounding.claims import atomic_claims
+from services.grounding.claims import atomic_claims, claim_kind
 from services.grounding.quantities import amounts
 from services.grounding.tokens import tokenize
 from tests.support.grounding_checks import critical
@@ -307,3 +307,49 @@ def test_a_name_two_passages_teach_as_two_drugs_names_neither(
     checked = report(other, [first, second], language)
     assert critical(checked)
     assert checked.ungrounded == [other.split(". ")[1]]
+
+
+# --- verbs of applying a product make an amount a dose ------------------------------------------
+
+_APPLIED = [
+    (
+        "Velmora goes into the bladder through a catheter: 50 mg is instilled.",
+        "Velmora goes into the bladder through a catheter.",
+        "en",
+    ),
+    ("Apply 2 g of the cream to the affected skin.", "Apply the cream to the affected skin.", "en"),
+    ("Druppel 2 druppels in het aangedane oor.", "Druppel het in het aangedane oor.", "nl"),
+    ("Breng 2 g van de crème aan op de huid.", "Breng de crème aan op de huid.", "nl"),
+]
+
+
+@pytest.mark.parametrize(("sentence", "without", "language"), _APPLIED)
+def test_an_amount_with_a_verb_of_applying_is_a_dose(
+    sentence: str, without: str, language: str
+) -> None:
+    """A dose that no passage holds in such a sentence is then critical, as any dose ("50 mg is
+    instilled" for the passage's 50 ml). The twin: the verb without an amount is no dose."""
+    t = tokenize(sentence)
+    found = [q for a in amounts(t, language) for q in a.parts]
+    assert claim_kind(sentence, language, found) == "dose"
+    assert claim_kind(without, language, []) != "dose"
+
+
+# --- "more than X … not recommended" is a maximum ------------------------------------------------
+
+_ABOVE_ADVISED_AGAINST = [
+    ("Dosages higher than 250 mg daily are not recommended.", "Take 250 mg a day.", "en"),
+    ("Meer dan 4 gram per dag wordt afgeraden.", "Neem 4 gram per dag.", "nl"),
+]
+
+
+@pytest.mark.parametrize(("sentence", "plain", "language"), _ABOVE_ADVISED_AGAINST)
+def test_more_than_an_amount_advised_against_is_a_maximum(
+    sentence: str, plain: str, language: str
+) -> None:
+    """The negative after the amount makes it a maximum, as one before it does ("should not
+    take more than"); the twin: the amount alone is no maximum."""
+    ((reading,),) = [c.readings for c in atomic_claims(sentence, language)]
+    assert reading.qualifier == "max"
+    ((reading,),) = [c.readings for c in atomic_claims(plain, language)]
+    assert reading.qualifier is None

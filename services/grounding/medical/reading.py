@@ -1741,9 +1741,20 @@ def _negated_more(cues: list[tuple[int, int, Cue]]) -> list[tuple[int, int, Cue]
                 if out and out[-1][2].kind == "neg" and out[-1][1] >= start - 1:
                     start = out.pop()[0]
                 out.append((start, e, Cue("qual", "max")))
+            elif any(
+                c.kind == "pol" and c.value in NEGATIVE and 0 <= s2 - e <= _MORE_THEN_NEGATIVE
+                for s2, _, c in cues
+            ):
+                # "Dosages higher than 250 mg daily are not recommended", "Meer dan 4 gram per
+                # dag wordt afgeraden": the negative after the amount makes it a maximum too
+                out.append((s, e, Cue("qual", "max")))
             continue
         out.append((s, e, cue))
     return out
+
+
+#: How far after "more than" a negative phrase may stand and make its amount a maximum.
+_MORE_THEN_NEGATIVE: Final = 8
 
 
 #: Words right before a time that make it a delay, no basis: "sau một tuần", "after a week",
