@@ -161,6 +161,18 @@ def _equivalence(t: Tokens, language: str | None, lexicon: MedicalLexicon) -> Ca
     return restated
 
 
+#: Stands for the drug of a passage that names none (its sibling chunks may), while it is read.
+_UNNAMED: Final = "\x00unnamed"
+_UNNAMED_DRUG: Final = frozenset({_UNNAMED})
+
+
+def _without_unnamed(r: Reading) -> Reading:
+    if _UNNAMED not in r.drugs:
+        return r
+    drugs = r.drugs - _UNNAMED_DRUG
+    return replace(r, drugs=drugs, drug_source=r.drug_source if drugs else None)
+
+
 def _list_lead(text: str, readings: Sequence[Reading], lead: str | None) -> str | None:
     """The opening of a list that goes on after ``text`` in items split by semicolons: its words
     up to the colon when ``text`` opens the list with a safety claim or a dose ("Gebruik
@@ -246,7 +258,7 @@ def prepare_passage(
         if bound:
             taught = {**bound, **taught}
     lexicon = lexicon.with_names(taught)
-    carry = Carry(drugs=_doc_drugs(passage.doc_id, lexicon))
+    carry = Carry(drugs=_doc_drugs(passage.doc_id, lexicon) or _UNNAMED_DRUG)
     drugs |= carry.drugs
     forms: list[tuple[str, Decimal]] = []
     strengths: list[tuple[int, str, Decimal, bool]] = []
@@ -317,6 +329,11 @@ def prepare_passage(
             (sentence.text, _as_strength(r) if r.start in strength_at else r)
             for r in scale_counted(read.readings, counted)
         )
+    if _UNNAMED in drugs:
+        # a chunk about a drug its words do not name ("Không bôi vào mắt, miệng, mũi"): its
+        # readings name none, and the event gives them the drug of its sibling chunks
+        drugs.discard(_UNNAMED)
+        readings = [(s, _without_unnamed(r)) for s, r in readings]
     strength = one_strength(forms)
     readings += _in_mg(readings, strength)
     per_ml = concentrations(every, split_ml)

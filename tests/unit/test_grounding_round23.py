@@ -11,7 +11,7 @@ from schemas.verdicts import MedicalContext
 from services.grounding.claims import atomic_claims, claim_kind
 from services.grounding.quantities import amounts
 from services.grounding.tokens import tokenize
-from tests.support.grounding_checks import critical
+from tests.support.grounding_checks import check_report, critical
 from tests.support.grounding_checks import numbered_report as report
 
 _PASSAGES = {
@@ -353,3 +353,45 @@ def test_more_than_an_amount_advised_against_is_a_maximum(
     assert reading.qualifier == "max"
     ((reading,),) = [c.readings for c in atomic_claims(plain, language)]
     assert reading.qualifier is None
+
+
+# --- a chunk that names no drug is read, and takes its sibling chunks' drug -----------------------
+
+#: a leaflet's dose chunk naming the product, a sibling chunk naming none, a right answer and a
+#: flipped one about the sibling's warning
+_UNNAMED_CHUNK = [
+    (
+        "Zorvane 2% cream: apply a thin layer once a day for 2 weeks.",
+        "For use on the skin only. Do not apply to the eyes, mouth or nose.",
+        "Apply the zorvane cream once a day for 2 weeks. Keep it away from your eyes, mouth and "
+        "nose.",
+        "Apply the zorvane cream once a day for 2 weeks. It is fine to apply it around the eyes "
+        "and nose too.",
+        "en",
+    ),
+    (
+        "Zorvane 2% crème: eenmaal per dag een dunne laag aanbrengen, 2 weken lang.",
+        "Alleen voor gebruik op de huid. Niet aanbrengen op de ogen, mond of neus.",
+        "Breng de zorvane crème 2 weken lang eenmaal per dag aan. Houd de crème weg van uw ogen, "
+        "mond en neus.",
+        "Breng de zorvane crème 2 weken lang eenmaal per dag aan. U mag de crème gerust ook rond "
+        "de ogen en neus aanbrengen.",
+        "nl",
+    ),
+    (
+        "Kem zorvane 2%: bôi một lớp mỏng ngày 1 lần trong 2 tuần.",
+        "Chỉ dùng ngoài da. Không bôi vào mắt, miệng hoặc mũi.",
+        "Bôi kem zorvane ngày 1 lần trong 2 tuần. Tránh để kem dính vào mắt, miệng hoặc mũi.",
+        "Bôi kem zorvane ngày 1 lần trong 2 tuần. Bạn có thể bôi kem vào mắt và mũi.",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("dosing", "warning", "right", "flipped", "language"), _UNNAMED_CHUNK)
+def test_a_chunk_that_names_no_drug_speaks_of_its_siblings_drug(
+    dosing: str, warning: str, right: str, flipped: str, language: str
+) -> None:
+    passages = [(f"pil-zorvane-{language}-01", dosing), (f"pil-zorvane-{language}-03", warning)]
+    assert not check_report(right, passages, language).ungrounded
+    assert critical(check_report(flipped, passages, language))
