@@ -1,7 +1,10 @@
-"""The twenty-third round (issue 10): an answer that sends the user to a professional anchors
-its sentences of general advice as one that declines does. Own sentences in English, Dutch and
-Vietnamese with an invented drug (zorvatil); every rule has a must-flag twin that is still
-caught."""
+"""The twenty-third round (issue 10), one group per mechanism: a referral anchors general
+advice; a permission about the drug of the sentence before; lists in passages; doses by body
+weight; a permission for an age the passages advise against; a bare amount also given per dose,
+nights, stages of pregnancy; a name two passages teach as two drugs; verbs of applying; "more
+than … not recommended"; a chunk that names no drug. Own sentences in English, Dutch and
+Vietnamese, mostly with invented products (zorvatil, Velmora, Norvex); every rule has a
+must-flag twin that is still caught, and every group fails without its change."""
 
 from __future__ import annotations
 
