@@ -1559,23 +1559,19 @@ def _weights(tokens: Tokens, found: Sequence[Amount]) -> list[tuple[int, Span]]:
     """Body weights of a sentence, in order: ``(character offset, span)`` for an amount in kg
     (not per kg): a band "12 kg to 25 kg", "26–40 kg", "15 đến dưới 25 kg", a bound "under
     25 kg", "more than 65 kg", "40 kg of meer", or one weight ("at 38 kg")."""
-    words, kinds = tokens.words, tokens.kinds
+    words = tokens.words
     out: list[tuple[int, Span]] = []
     for a in found:
         if a.symbol != "kg":
             continue
         low, high = a.parts[0].written, a.parts[-1].written
-        k = a.t0 - 1  # the word before the weight, over "less than" / "dưới"
-        while k > 0 and words[k] in _BELOW | {"than", "dan"} and k >= a.t0 - 2:
-            k -= 1
-        if k >= 1 and words[k] in _BAND_JOINS:
-            j = k - 2 if words[k - 1] == "kg" else k - 1  # "12 kg to 25 kg", "15 đến 25 kg"
-            floor = parse_number(words[j]) if j >= 0 and kinds[j] == NUM else None
-            if floor is not None:
-                # the band's lower bound was read as a weight of its own: the band replaces it
-                out = [(at, span) for at, span in out if at != tokens.starts[j]]
-                out.append((tokens.starts[j], Span(floor, high)))
-                continue
+        j = _floor_at(tokens, a.t0, unit="kg")  # "12 kg to 25 kg", "15 đến dưới 25 kg"
+        floor = parse_number(words[j]) if j is not None else None
+        if j is not None and floor is not None:
+            # the band's lower bound was read as a weight of its own: the band replaces it
+            out = [(at, span) for at, span in out if at != tokens.starts[j]]
+            out.append((tokens.starts[j], Span(floor, high)))
+            continue
         before = set(words[max(0, a.t0 - 3) : a.t0])
         after = set(words[a.t1 : a.t1 + 2])
         if before & _LIGHTER and not before & _HEAVIER:
@@ -1606,13 +1602,22 @@ def _band_floor(tokens: Tokens, at: int) -> Decimal | None:
     """The lower bound of a band whose upper bound, at ``at``, follows "less than" / "minder
     dan" / "dưới": the number before the joining word ("50 to less than 80 ml/min"); ``None``
     when the bound stands alone ("less than 30 ml/min")."""
+    k = _floor_at(tokens, at)
+    return parse_number(tokens.words[k]) if k is not None else None
+
+
+def _floor_at(tokens: Tokens, at: int, unit: str | None = None) -> int | None:
+    """The token of the number that opens a band whose upper bound is at ``at``: before the
+    joining word, over "less than" / "minder dan" / "dưới" ("50 to less than 80", "15 đến dưới
+    25 kg") and over ``unit`` after it ("12 kg to 25 kg"); ``None`` when there is none."""
     words, kinds = tokens.words, tokens.kinds
     k = at - 1
     while k > 0 and k >= at - 2 and (words[k] in _BELOW or words[k] in ("than", "dan")):
         k -= 1
-    if k >= 1 and words[k] in _BAND_JOINS and kinds[k - 1] == NUM:
-        return parse_number(words[k - 1])
-    return None
+    if k < 1 or words[k] not in _BAND_JOINS:
+        return None
+    j = k - 2 if unit is not None and k >= 2 and words[k - 1] == unit else k - 1
+    return j if kinds[j] == NUM else None
 
 
 def _with_clearance(r: Reading, bands: list[tuple[int, Span]], before: Span | None) -> Reading:
