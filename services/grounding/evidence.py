@@ -393,10 +393,18 @@ def _with_weight(
 ) -> tuple[frozenset[str], frozenset[Decimal]]:
     """The passages' number keys and numbers with the patient's body weight (kg) among them:
     the weight a sentence says is no amount the passages must hold ("20 kg" reads as
-    20,000,000 mg)."""
+    20,000,000 mg); and so are their amounts per kg worked out for it ("30-50 mg/kg" for a
+    child of 16 kg: "480 tot 800 mg")."""
     if weight is None:
         return keys, numbers
-    return keys | {f"{format_decimal(weight * _MG_PER_KG)} mg"}, numbers | {weight}
+    worked = set()
+    for key in keys:
+        value, _, unit = key.partition(" ")
+        if unit.endswith("/kg"):
+            amount = Decimal(value) * weight
+            worked.add(f"{format_decimal(amount)} {unit.removesuffix('/kg')}")
+            numbers |= {amount}
+    return keys | worked | {f"{format_decimal(weight * _MG_PER_KG)} mg"}, numbers | {weight}
 
 
 def decides_nothing(c: Comparison) -> bool:
@@ -529,7 +537,14 @@ def ground_medical(
         comparisons = tuple(compare(r, []) for r in readings)
         return Verdict(False, 0.0, None, shown, comparisons, missing)
     comparisons = tuple(
-        compare(r, evidence.readings_for(r, doc), weight, readings, evidence.groups)
+        compare(
+            r,
+            evidence.readings_for(r, doc),
+            weight,
+            readings,
+            evidence.groups,
+            None if doc is None else evidence.readings_for(r, None),
+        )
         for r in readings
     )
     best, support = _best_support(units, evidence, indices)

@@ -39,6 +39,8 @@ _LIMITS: Final = frozenset({"max", "min", "start"})
 _ONE: Final = Decimal(1)
 #: Groups by age: a dose for one is never another's (risk groups are the rest).
 _AGE_GROUPS: Final = frozenset({"adult", "child", "infant", "adolescent", "elderly"})
+#: The age groups of the young, one from another by age alone.
+_MINORS: Final = frozenset({"child", "infant", "adolescent"})
 #: The age groups a dose per kg of body weight that names no group is for: all.
 _WEIGHED: Final = _AGE_GROUPS
 #: Dose units a per-kg dose can be worked out in (``mg/kg`` × kg → ``mg``).
@@ -109,8 +111,13 @@ def _population_ok(a: Reading, p: Reading) -> bool:
     if risk and not risk <= p.populations:
         return False
     if not p.populations:
-        # the general dose is the adults'; a dose per kg of body weight is anyone's
-        return a.populations <= {"adult"} or (_per_kg(p) and a.populations <= _WEIGHED)
+        # the general dose is the adults'; a dose per kg of body weight, or for a band of
+        # body weights, is anyone's (of that weight), and so is how often a dose is taken
+        # where no amount is given ("Take once daily, with or without food")
+        return a.populations <= {"adult"} or (
+            (_per_kg(p) or p.weight is not None or (p.kind == "dose" and p.amount is None))
+            and a.populations <= _WEIGHED
+        )
     grown = {"adult", "elderly"}
     if (
         a.age is not None
@@ -119,6 +126,15 @@ def _population_ok(a: Reading, p: Reading) -> bool:
     ):
         # 68 years old: "people over 50" speaks about them, also in a list of groups ("people
         # over 60, people with liver disease: ...")
+        return _ages_overlap(a.age, p.age)
+    if (
+        a.age is not None
+        and p.age is not None
+        and a.populations <= _MINORS
+        and p.populations & _MINORS
+    ):
+        # a girl of 16 is one of "jongeren vanaf 12 jaar", a child of 9 none of "adolescents
+        # 12 to 17": among the young, the ages decide, not the word for the group
         return _ages_overlap(a.age, p.age)
     if not a.populations & p.populations:
         return False
@@ -826,6 +842,29 @@ def _advised_against(a: Reading, passages: Sequence[PassageReading]) -> list[Pas
     ]
 
 
+def _treated_group(a: Reading, passages: Sequence[PassageReading]) -> bool:
+    """Whether a young patient's group (a child, an infant, an adolescent) is one the same
+    drug's passages say it is used in or allowed for, with an age band that holds the patient's
+    age when both state one."""
+    young = a.populations & _MINORS
+    if not young or a.populations - _AGE_GROUPS or not a.drugs:
+        return False
+    return any(
+        p.reading.kind == "contraindication"
+        and p.reading.polarity not in NEGATIVE
+        and a.drugs & p.reading.drugs
+        and young & p.reading.populations
+        and not p.reading.conditions - _AGE_GROUPS
+        and (a.age is None or p.reading.age is None or _ages_overlap(a.age, p.reading.age))
+        for p in passages
+    )
+
+
+def _as_grown_up(a: Reading) -> Reading:
+    """``a`` for the general dose: its young group read as adults, its age left out."""
+    return replace(a, populations=(a.populations - _MINORS) | {"adult"}, age=None)
+
+
 def _as_adult(a: Reading) -> Reading:
     """``a`` with an older person read as an adult (what nothing says of older people, the
     adult statement says)."""
@@ -859,13 +898,17 @@ def compare(
     weight: Decimal | None = None,
     beside: Sequence[Reading] = (),
     named: frozenset[str] | None = None,
+    retrieved: Sequence[PassageReading] | None = None,
 ) -> Comparison:
     """The status of one answer reading against the passages' readings (see the module doc).
     ``weight``: the body weight (kg) the answer or its question states; an amount is then also
     compared with per-kg passage doses worked out for it. ``beside``: the other readings of the
     answer's sentence (a course's total is checked as one only beside the dose it totals).
     ``named``: the populations and conditions the retrieved passages name anywhere (``None``:
-    not known); kidney or liver impairment none of them names does not set a dose apart."""
+    not known); kidney or liver impairment none of them names does not set a dose apart.
+    ``retrieved``: the readings of every retrieved passage about the drug, where ``passages``
+    are one cited passage's (``None``: ``passages`` are all); what the drug is used for may
+    stand in another passage than its dose."""
     a = _rate_of(a, beside, weight)
     known = a.weight if a.weight is not None else _point(weight)
     if known is not None:
@@ -920,6 +963,15 @@ def compare(
                 # An older person in a group the passages allow (no dose adjustment in kidney
                 # impairment, for a man of 72): the adult dose, as for older people above.
                 status, support, against = _judge(_as_adult(general), passages)
+    if (
+        status == "unknown"
+        and a.kind == "dose"
+        and _treated_group(a, passages if retrieved is None else retrieved)
+    ):
+        # The drug's passages say it is for the patient's age ("used … in adults and children
+        # aged 1 year and older") and give one dose for all: that dose is the patient's.
+        for_all = [p for p in passages if not p.reading.populations]
+        status, support, against = _judge(_as_grown_up(a), for_all)
     if status == "unknown" and a.kind == "dose" and named is not None:
         unspoken = a.populations & _ORGANS - named
         if unspoken:
