@@ -665,7 +665,9 @@ def atomic_claims(
             reason = _asserted_reason(part, t, language, found, key, content)
         declines = declines or reason == "abstention"
         escalates = escalates or (reason == "referral" and _urgent(key, language))
-        refers = refers or reason == "referral"
+        # "If it has not settled after two days, see your GP.": a referral with a time limit
+        timed = reason is None and _timed_referral(found, key, language)
+        refers = refers or reason == "referral" or timed
         if reason is None and said and _said_back(found, said):
             own = tuple(q for q in found if q.key not in said)
             if _reports(key, language) or (
@@ -702,7 +704,7 @@ def atomic_claims(
                 kind = "dose"  # what a product holds: its number must be the passages'
         general = (
             GeneralTest(t, language, lex)
-            if kind == "other" and not found and all(r.open for r in readings)
+            if kind == "other" and (not found or timed) and all(r.open for r in readings)
             else None
         )
         leftover = tuple(
@@ -745,6 +747,16 @@ def _urgent(key: str, language: str | None) -> bool:
     """Whether a referral sends the user to urgent care ("don't wait", "wacht niet af",
     "đừng chờ"; ``urgency`` in ``nonclaims.yaml``)."""
     return any(has_cue(key, f.urgency) for f in frames_for(language))
+
+
+def _timed_referral(found: Sequence[Quantity], key: str, language: str | None) -> bool:
+    """Whether a sentence whose only amounts are lengths of time is a referral without them
+    ("If you still need it after two weeks, have a chat with your GP", "Als het na 3 dagen
+    niet beter is, ga dan naar de huisarts"): a safety net, general advice whose numbers must
+    still be the passages' (the grounding stage looks for them), not a claim about the drug."""
+    if not found or any(q.unit != "h" for q in found):
+        return False
+    return _frame(key, language, with_unit=False) == "referral"
 
 
 def _reports(key: str, language: str | None) -> bool:

@@ -24,8 +24,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Final
 
+from services.grounding.lexicon import frames_for
 from services.grounding.medical.lexicon import MedicalLexicon
 from services.grounding.tokens import SYM, WORD, Tokens
 
@@ -40,13 +42,24 @@ _OPENERS: Final = frozenset({":", "(", '"', "“", "‘", "'", "-", "–", "—"
 _NOT_NAMES: Final = frozenset({"i"})
 
 
-def _proper_name(t: Tokens) -> bool:
+@lru_cache(maxsize=8)
+def _professions(language: str | None) -> frozenset[str]:
+    """The one-word professionals of the language's frames (``nonclaims.yaml``): "GP", "NHS"
+    written in capitals name whom to ask, not what the sentence is about."""
+    return frozenset(p for f in frames_for(language) for p in f.professionals if " " not in p)
+
+
+def _proper_name(t: Tokens, language: str | None = None) -> bool:
     """Whether a word inside the sentence (not its first, not right after an opening symbol)
-    starts with a capital: a name ("Serevent", "GP", "Hà Nội", "Leiden"). The same in the three
-    languages: English, Dutch and Vietnamese write common nouns in lower case."""
+    starts with a capital: a name ("Serevent", "Hà Nội", "Leiden"); a professional ("your GP")
+    is none. The same in the three languages: English, Dutch and Vietnamese write common nouns
+    in lower case."""
     text, words, kinds, starts = t.text, t.words, t.kinds, t.starts
+    roles = _professions(language)
     for i in range(1, len(t)):
         if kinds[i] != WORD or words[i] in _NOT_NAMES or not text[starts[i]].isupper():
+            continue
+        if words[i] in roles:
             continue
         if kinds[i - 1] == SYM and words[i - 1] in _OPENERS:
             continue
@@ -78,7 +91,7 @@ def states_specifics(t: Tokens, language: str | None, lexicon: MedicalLexicon) -
     >>> states_specifics(tokenize("It helps patients with asthma."), "en", lex)
     True
     """
-    return _proper_name(t) or _names_topic(t, language, lexicon)
+    return _proper_name(t, language) or _names_topic(t, language, lexicon)
 
 
 @dataclass(slots=True, eq=False)

@@ -70,7 +70,7 @@ from services.grounding.prepared import PassageCache
 from services.grounding.quantities import UNITS, amounts, parse_number
 from services.grounding.sentences import split_sentences
 from services.grounding.text import detect_language
-from services.grounding.tokens import NUM, WORD, TextTokens, Tokens, tokenize
+from services.grounding.tokens import NUM, SYM, WORD, TextTokens, Tokens, tokenize
 
 __all__ = [
     "GroundingConfig",
@@ -401,7 +401,7 @@ def medical_context(
             # "Bố tôi bị suy gan, uống … được không?", "Can my 12-year-old take …?": the group
             # a yes/no question asks about is the asker's, though the reader takes it for the
             # risk of a safety claim (and so hands neither it nor its age on)
-            groups = got_carry.risk & (asked | _ASKED_AGES)
+            groups = got_carry.risk & (asked | _ASKED_AGES) - _denied(t, lang, lex)
             populations |= groups
             if age is None and groups & _ASKED_AGES:
                 age = first_age(t, lang)
@@ -449,6 +449,30 @@ _AGED: Final = frozenset({"adult", "child", "elderly", "adolescent"})
 #: Age groups a yes/no question can ask about as a safety claim's risk ("Can my 12-year-old
 #: take …?", "Cháu tôi 10 tuổi … có dùng … được không?").
 _ASKED_AGES: Final = frozenset({"child", "elderly", "adolescent"})
+
+
+#: Tokens a negator may stand before the group it denies ("isn't on dialysis", "không bị suy
+#: thận", "heeft geen nierproblemen").
+_DENIAL_REACH: Final = 3
+
+
+def _denied(t: Tokens, lang: str | None, lex: MedicalLexicon) -> frozenset[str]:
+    """The groups a question sentence names only right after a negator: "an adult who isn't on
+    dialysis", "cháu không bị suy thận" say the patient is not in them."""
+    language = lang if lang in ("en", "nl", "vi") else "en"
+    words, kinds = t.words, t.kinds
+    cues = list(lex.matcher(language).find(words, 0, len(words)))
+    negators = [e - 1 for _, e, c in cues if c.kind == "neg"]
+    said: dict[str, bool] = {}
+    for s, _, c in cues:
+        if c.kind not in ("pop", "cond"):
+            continue
+        near = any(
+            s - _DENIAL_REACH <= k < s and not any(kinds[j] == SYM for j in range(k + 1, s))
+            for k in negators
+        )
+        said[c.value] = said.get(c.value, True) and near
+    return frozenset(g for g, denied in said.items() if denied)
 
 
 @lru_cache(maxsize=4)
