@@ -708,12 +708,25 @@ def flip(polarity: Polarity) -> Polarity:
 _EXAMPLES_OPEN: Final = frozenset({"zoals", "such", "like", "including", "như", "bijvoorbeeld"})
 
 
-def _clauses(tokens: Tokens, lo: int, hi: int) -> list[tuple[int, int]]:
+#: Dutch coordinators that, right before a negator, open a negation of their own ("Niet
+#: aanbrengen op open wonden en niet op slijmvliezen"): Dutch negates after the verb too, and
+#: the second "niet" would cancel the first in one clause.
+_NL_AND_NOT: Final = (frozenset({"en", "of"}), frozenset({"niet", "geen", "nooit"}))
+
+
+def _clauses(
+    tokens: Tokens, lo: int, hi: int, language: str | None = None
+) -> list[tuple[int, int]]:
     words, kinds = tokens.words, tokens.kinds
     out: list[tuple[int, int]] = []
     start = lo
     inserted = False  # inside ", such as …," the next comma ends the insertion, not the clause
+    joins, negators = _NL_AND_NOT if language == "nl" else (frozenset(), frozenset())
     for k in range(lo, hi):
+        if words[k] in joins and k + 1 < hi and words[k + 1] in negators and k > start:
+            out.append((start, k))  # "…, en niet op slijmvliezen": a clause of its own
+            start = k + 1
+            continue
         if words[k] == "," and k + 1 < hi and words[k + 1] in _EXAMPLES_OPEN:
             inserted = True
             continue
@@ -1305,13 +1318,21 @@ def read_sentence(
     # "no need to stop it, keep taking 1 tablet three times a day": a stop negated beside a
     # dose is a safety claim of its own as well (the dose alone would hide it)
     dosed = bool(readings) and _stop_negated(cues, words, lexicon.cues[lang].negators)
+    # "Yes, it can be used while you're pregnant: insert one 600 mg …", "X không chống chỉ
+    # định với người đang dùng warfarin, bạn có thể uống 1 viên 40 mg": a clause without an
+    # amount that says whether the drug may be used in a condition or with another drug is a
+    # safety claim of its own beside the dose (round 24)
+    beside: tuple[int, int] | None = None
+    if readings and not dosed and cue_kinds & _POLARITY_KINDS:
+        beside = _safety_clause(tokens, lo, hi, lang, cues, found, lexicon)
+        dosed = beside is not None
     if not readings or dosed:
         # the polarity per clause; a clause without a phrase of these kinds has none
         times = [a.t0 for a in found if a.unit == "h"]
         clause_pols = (
             [
                 (c, _clause_polarity(cues, c, _NEGATION[lang], words, times))
-                for c in _clauses(tokens, lo, hi)
+                for c in _clauses(tokens, lo, hi, lang)
             ]
             if cue_kinds & _POLARITY_KINDS
             else []
@@ -1335,8 +1356,8 @@ def read_sentence(
             keeps = pol in POSITIVE and any(
                 c.keeps for s, _, c in cues if c.kind == "pol" and clause[0] <= s < clause[1]
             )  # "no need to stop X", "keep taking X": a claim of its own
-            if dosed and not keeps:
-                continue  # beside a dose, only the negated stop is read
+            if dosed and not keeps and clause != beside:
+                continue  # beside a dose, only the negated stop or a safety clause is read
             # "continue for 7 days after you leave": how long, a course claim; going on is
             # then judged only where a passage speaks of stopping or going on (open)
             course = keeps and lasting and not (risk or interaction)
@@ -1445,6 +1466,33 @@ def _taken_up(r: Reading, amount: tuple[Span, str]) -> Reading:
     if r.kind != "dose" or r.amount is not None or r.frequency is None:
         return r
     return replace(r, amount=amount[0], unit=amount[1], basis="dose")
+
+
+def _safety_clause(
+    tokens: Tokens,
+    lo: int,
+    hi: int,
+    lang: str,
+    cues: list[tuple[int, int, Cue]],
+    found: Sequence[Amount],
+    lexicon: MedicalLexicon,
+) -> tuple[int, int] | None:
+    """The first clause of a dose sentence that holds no amount, a polarity phrase, and a
+    condition or two drugs: whether the drug may be used in that condition or with that drug,
+    said beside the dose."""
+    for c0, c1 in _clauses(tokens, lo, hi, lang):
+        if any(c0 <= a.t0 < c1 for a in found):
+            continue
+        inside = [c for s, _, c in cues if c0 <= s < c1]
+        if any(c.keeps for c in inside):
+            continue  # going on or stopping: the negated stop above
+        if _clause_polarity(cues, (c0, c1), _NEGATION[lang], tokens.words) is None:
+            continue
+        if any(c.kind == "cond" for c in inside):
+            return (c0, c1)
+        if len({inn for _, _, inn in lexicon.find_drugs(tokens.words, c0, c1)}) >= 2:
+            return (c0, c1)
+    return None
 
 
 def _stop_negated(cues: list[tuple[int, int, Cue]], words: list[str], negators: list[str]) -> bool:
