@@ -191,8 +191,11 @@ def _claim_kind(
     drug_names: frozenset[str],
 ) -> ClaimKind:
     """:func:`claim_kind` with the sentence's :func:`phrase_key` already made."""
-    if any(_is_dose_amount(q) for q in found) and (
-        has_cue(key, cues_for(DOSE_CUES, language)) or _names_drug(text, drug_names)
+    doses = [q for q in found if _is_dose_amount(q)]
+    if doses and (
+        any("/kg" in q.unit for q in doses)  # "1,4 mg/kg/uur": per kg, only a dose
+        or has_cue(key, cues_for(DOSE_CUES, language))
+        or _names_drug(text, drug_names)
     ):
         return "dose"
     if has_cue(key, cues_for(CONTRA_CUES, language)):

@@ -567,6 +567,12 @@ def _unit_at(tokens: Tokens, i: int, language: str | None) -> _Unit | None:
                         if again is not None and again[0].startswith("time:"):
                             per_time = Decimal(again[0][5:])
                             after = again[2]
+                            if again[1] == 1 and 0 < per_time < _DAY_HOURS:
+                                # an infusion rate ("2 microgram/kg/min", "1,75 mg/kg/uur"):
+                                # per kg and per hour, 60 times more per minute than per hour
+                                # (not "10 mg/kg mỗi 8 giờ": a dose every 8 hours)
+                                info = UnitInfo(f"{info.base}/h", info.factor, info.symbol)
+                                divisor, per_time = divisor * per_time, None
             elif kind == "dose":
                 per_dose = True
             else:
@@ -758,6 +764,9 @@ def amounts(tokens: Tokens, language: str | None = None) -> list[Amount]:
             i += 1
             continue
         unit = _unit_at(tokens, j, language) if j < n else None
+        hyphen = j + 1 < n and words[j] == "-" and tokens.glued(j) and tokens.glued(j + 1)
+        if unit is None and hyphen:  # "a 3-hour infusion", "a 2-week course"
+            unit = _unit_at(tokens, j + 1, language)
         if unit is not None and words[j] in _TIMES_SIGNS and _worked_product(tokens, j, language):
             unit = None  # "200 × 70 = 14,000 IU": a product worked out, not "200 times"
         if unit is None and j < n and words[j] in _MARKED_FIRST:

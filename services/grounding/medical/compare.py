@@ -325,7 +325,17 @@ def _dose_facets(
         support += agree
         against += clash
     if a.duration is not None:
-        lasting, course_support, course_clash = _duration_facet(a, pool, support)
+        # the length of the statements that agreed on how often too ("1 mg twice daily" for
+        # "1 mg twice a day until the end of the 12-week course", not the kidney patients' "1
+        # mg once daily" after "for 3 days")
+        agreeing = [
+            p
+            for p in support
+            if a.frequency is None
+            or p.reading.frequency is None
+            or _span_ok(a.frequency, p.reading.frequency)
+        ]
+        lasting, course_support, course_clash = _duration_facet(a, pool, agreeing)
         if lasting is not None:
             statuses.append(lasting)
             support, against = course_support, against + course_clash
