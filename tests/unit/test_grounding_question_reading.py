@@ -20,6 +20,7 @@ from services.grounding import load_lexicon
 from services.grounding.grounding import (
     QUESTION_CHARS,
     QUESTION_SENTENCES,
+    _denied,
     _question_age,
     body_weight,
     medical_context,
@@ -83,6 +84,7 @@ def _plain(text: str, language: str | None) -> MedicalContext:
         read = read_sentence(t, 0, len(t), found, lang, lex, carry)
         if read.carry.risk and t.words and t.words[-1] == "?":  # the group a question asks about
             groups = read.carry.risk & (asked | {"child", "elderly", "adolescent"})
+            groups -= _denied(t, lang, lex)  # "an adult who isn't on dialysis"
             populations |= groups
             if age is None and groups - asked:
                 age = first_age(t, lang)  # "Can my 12-year-old take it?"

@@ -360,3 +360,81 @@ def test_a_permission_beside_a_dose_is_a_safety_claim(
         if m.reading.kind == "contraindication" and m.status == "contradicted"
     ] == [("allowed", ["doc-1"])]
     assert not report(dose, passages, language).ungrounded
+
+
+# --- a unit after a hyphen, and infusion rates ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "language", "keys"),
+    [
+        ("given as a 3-hour intravenous infusion", "en", ["3 h"]),
+        ("a 30-minute infusion", "en", ["0.5 h"]),
+        ("2 micrograms/kg/min", "en", ["0.12 mg/kg/h"]),
+        ("1,75 mg/kg/uur", "nl", ["1.75 mg/kg/h"]),
+        ("0,12 mg/kg/giờ", "vi", ["0.12 mg/kg/h"]),
+        # a dose every 8 hours and a dose per day are no rates
+        ("10–20 mg/kg mỗi 8 giờ", "vi", ["10 mg/kg", "20 mg/kg"]),
+        ("10 mg/kg/day", "en", ["10 mg/kg"]),
+        ("2-3 hours", "en", ["2 h", "3 h"]),
+    ],
+)
+def test_hyphenated_units_and_rates_per_kg(text: str, language: str, keys: list[str]) -> None:
+    from services.grounding.quantities import amounts
+    from services.grounding.tokens import tokenize
+
+    assert [q.key for a in amounts(tokenize(text), language) for q in a.parts] == keys
+
+
+#: an infusion rate per minute; the same per hour (60 times less), in a sentence with no dose
+#: word and a drug the lexicon does not know
+_RATES = [
+    (
+        "Zorvatil in adults: a bolus of 180 micrograms/kg, then an infusion of 2 micrograms/kg/min "
+        "for up to 72 hours.",
+        "After the bolus it runs at 2 micrograms/kg/min.",
+        "After the bolus it runs at 2 micrograms/kg/hour.",
+        "en",
+    ),
+    (
+        "Zorvatil bij volwassenen: bolus van 180 microgram/kg, daarna een infusie van 2 "
+        "microgram/kg/min gedurende maximaal 72 uur.",
+        "Na de bolus loopt het op 2 microgram/kg/min.",
+        "Na de bolus loopt het op 2 microgram/kg/uur.",
+        "nl",
+    ),
+    (
+        "Zorvatil người lớn: tiêm nhanh 180 microgam/kg, sau đó truyền 2 microgam/kg/phút, tối đa "
+        "72 giờ.",
+        "Sau liều tiêm nhanh, truyền 2 microgam/kg/phút.",
+        "Sau liều tiêm nhanh, truyền 2 microgam/kg/giờ.",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("passage", "right", "per_hour", "language"), _RATES)
+def test_an_infusion_rate_per_hour_is_not_the_rate_per_minute(
+    passage: str, right: str, per_hour: str, language: str
+) -> None:
+    assert not report(right, [passage], language).ungrounded
+    assert critical(report(per_hour, [passage], language))
+
+
+# --- the course length of the statement that agrees on how often ---------------------------------
+
+
+def test_a_course_length_is_judged_by_the_statement_of_the_same_frequency() -> None:
+    passages = [
+        "Zorvatil: day 8 to the end of treatment: 1 mg twice daily. The course lasts 12 weeks.",
+        "In severe kidney problems the dose of zorvatil is 0.5 mg once daily for 3 days, then "
+        "1 mg once daily.",
+    ]
+    right = (
+        "From day eight you take 1 mg of zorvatil twice a day until the end of the 12-week course."
+    )
+    assert not report(right, passages, "en").ungrounded
+    wrong = (
+        "From day eight you take 1 mg of zorvatil twice a day until the end of the 3-week course."
+    )
+    assert critical(report(wrong, passages, "en"))
