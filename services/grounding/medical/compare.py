@@ -74,6 +74,11 @@ def worst(statuses: Sequence[Status]) -> Status:
 
 
 def _drugs_ok(a: Reading, p: Reading) -> bool:
+    if a.open and not a.drugs:
+        # an open claim about no drug ("a few drops diluted in water are safe to swallow", of a
+        # product no lexicon knows) speaks of what the passages that name no drug either say,
+        # not of another drug's passage
+        return not p.drugs
     return not a.drugs or not p.drugs or bool(a.drugs & p.drugs)
 
 

@@ -1365,14 +1365,10 @@ def read_sentence(
                 # what the clause is about, the drug named here or in the sentence before
                 # ("Er is geen bezwaar tegen gebruik bij een actieve ziekte van Crohn" after a
                 # sentence about Kyntheum; round 23)
-                topic = (
-                    _topic_units(tokens, clause, cues, drugs, lang)
-                    if stated or carry.drugs
-                    else topic
-                )
+                topic = _topic_units(tokens, clause, cues, drugs, lang)
                 if not topic:
                     continue
-            if not (stated or risk or carry.drugs):
+            if not (stated or risk or carry.drugs or topic):
                 continue  # "take care, and don't hesitate to ask": no drug, no condition
             readings.append(
                 Reading(
