@@ -438,3 +438,53 @@ def test_a_course_length_is_judged_by_the_statement_of_the_same_frequency() -> N
         "From day eight you take 1 mg of zorvatil twice a day until the end of the 3-week course."
     )
     assert critical(report(wrong, passages, "en"))
+
+
+# --- a permission about a product no lexicon knows ---------------------------------------------
+
+#: passages about a product they do not name by a known name, a distractor about a known drug;
+#: a permission the product's passage forbids; the prohibition in other words
+_UNNAMED_PRODUCT = [
+    (
+        [
+            "This product must not be used if you have had a caesarean section before.",
+            "The insert stays in place for at most 24 hours.",
+            "Oxytocin is given by infusion; the dose is raised step by step.",
+        ],
+        "A previous caesarean section is no objection to this insert.",
+        "After a previous caesarean section this insert must not be used.",
+        "en",
+    ),
+    (
+        [
+            "Dit middel mag niet worden gebruikt als u eerder een keizersnede heeft gehad.",
+            "Het hulsje blijft maximaal 24 uur zitten.",
+            "Oxytocine wordt via een infuus gegeven; de dosis wordt stap voor stap verhoogd.",
+        ],
+        "Een eerdere keizersnede is geen bezwaar voor dit hulsje.",
+        "Na een eerdere keizersnede mag dit hulsje niet worden gebruikt.",
+        "nl",
+    ),
+    (
+        [
+            "Không dùng thuốc này nếu trước đây bạn đã sinh mổ.",
+            "Thuốc được giữ trong âm đạo tối đa 24 giờ.",
+            "Oxytocin được truyền tĩnh mạch, tăng liều dần từng bước.",
+        ],
+        "Đã từng sinh mổ thì vẫn có thể dùng thuốc này.",
+        "Nếu trước đây bạn đã sinh mổ thì không dùng thuốc này.",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("passages", "flipped", "right", "language"), _UNNAMED_PRODUCT)
+def test_a_permission_about_an_unnamed_product_meets_its_passages(
+    passages: list[str], flipped: str, right: str, language: str
+) -> None:
+    checked = report(flipped, passages, language)
+    assert critical(checked)
+    # contradicted by the passage that names no drug
+    (claim,) = checked.claims
+    assert {p.doc_id for m in claim.medical for p in m.contradicting} == {"doc-0"}
+    assert not report(right, passages, language).ungrounded
