@@ -488,3 +488,37 @@ def test_a_permission_about_an_unnamed_product_meets_its_passages(
     (claim,) = checked.claims
     assert {p.doc_id for m in claim.medical for p in m.contradicting} == {"doc-0"}
     assert not report(right, passages, language).ungrounded
+
+
+# --- a prohibition for no group in particular holds for a child ----------------------------------
+
+#: a cream passage that forbids broken skin for no group; the prohibition for a toddler; its flip
+_FOR_EVERY_AGE = [
+    (
+        "Ketoconazol cream 2%: apply once or twice daily. Do not apply to broken skin.",
+        "Do not put ketoconazol cream on broken skin.",
+        "You can put ketoconazol cream on broken skin.",
+        "en",
+    ),
+    (
+        "Ketoconazol crème 2%: een- of tweemaal daags aanbrengen. Niet aanbrengen op open wonden.",
+        "Smeer ketoconazol crème niet op een open wond.",
+        "U kunt ketoconazol crème gewoon op een open wond smeren.",
+        "nl",
+    ),
+    (
+        "Kem ketoconazol 2%: bôi 1–2 lần/ngày. Không bôi lên vết thương hở.",
+        "Không bôi ketoconazol lên vết thương hở.",
+        "Có thể bôi ketoconazol lên vết thương hở.",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("passage", "right", "flipped", "language"), _FOR_EVERY_AGE)
+def test_a_prohibition_for_no_group_holds_for_a_child(
+    passage: str, right: str, flipped: str, language: str
+) -> None:
+    toddler = _child(2)
+    assert not report(right, [passage], language, toddler).ungrounded
+    assert critical(report(flipped, [passage], language, toddler))

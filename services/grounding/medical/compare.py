@@ -118,9 +118,15 @@ def _population_ok(a: Reading, p: Reading) -> bool:
     if not p.populations:
         # the general dose is the adults'; a dose per kg of body weight, or for a band of
         # body weights, is anyone's (of that weight), and so is how often a dose is taken
-        # where no amount is given ("Take once daily, with or without food")
+        # where no amount is given ("Take once daily, with or without food"); a prohibition
+        # for no group in particular ("Do not apply to broken skin") holds for every age
         return a.populations <= {"adult"} or (
-            (_per_kg(p) or p.weight is not None or (p.kind == "dose" and p.amount is None))
+            (
+                _per_kg(p)
+                or p.weight is not None
+                or (p.kind == "dose" and p.amount is None)
+                or (p.kind == "contraindication" and p.polarity in NEGATIVE)
+            )
             and a.populations <= _WEIGHED
         )
     grown = {"adult", "elderly"}
