@@ -522,3 +522,46 @@ def test_a_prohibition_for_no_group_holds_for_a_child(
     toddler = _child(2)
     assert not report(right, [passage], language, toddler).ungrounded
     assert critical(report(flipped, [passage], language, toddler))
+
+
+# --- a baby's age in weeks or days, and ages as a clinician reads them --------------------------
+
+
+@pytest.mark.parametrize(
+    ("question", "language", "years"),
+    [
+        ("How many drops should I give my 6-week-old?", "en", 42 / 365),
+        ("My 10-day-old baby has colic.", "en", 10 / 365),
+        ("Hoeveel druppels krijgt mijn baby van 6 weken?", "nl", 42 / 365),
+        ("Bé nhà tôi 6 tuần tuổi uống mấy giọt?", "vi", 42 / 365),
+    ],
+)
+def test_a_babys_age_in_weeks_or_days(question: str, language: str, years: float) -> None:
+    from services.grounding.grounding import medical_context
+
+    context = medical_context(question, language)
+    assert context.age_min_years == context.age_max_years
+    assert context.age_min_years is not None and abs(context.age_min_years - years) < 1e-9
+
+
+@pytest.mark.parametrize(
+    ("question", "language"),
+    [
+        ("Can I take it for at least 4 weeks?", "en"),
+        ("Mag ik het 3 weken gebruiken?", "nl"),
+        ("Tôi uống trong 6 tuần được không?", "vi"),
+    ],
+)
+def test_a_length_of_weeks_is_no_age(question: str, language: str) -> None:
+    from services.grounding.grounding import medical_context
+
+    assert medical_context(question, language).age_min_years is None
+
+
+def test_ages_read_as_a_clinician_writes_them() -> None:
+    passage = "Colicdrops for babies from birth: 5 drops once daily."
+    checked = report("Give 10 drops twice a day.", [passage], "en", _child(42 / 365))
+    (claim,) = checked.claims
+    assert "(child 6 weeks)" in claim.medical[0].explanation
+    checked = report("Give 10 drops twice a day.", [passage], "en", _child(11))
+    assert "(child 11 y)" in checked.claims[0].medical[0].explanation

@@ -169,9 +169,7 @@ class Reading:
             age = ""
             if self.age is not None:
                 lo, hi = self.age
-                age = f" {format_decimal(lo) if lo is not None else '0'}–" + (
-                    f"{format_decimal(hi)} y" if hi is not None else "… y"
-                )
+                age = f" {_age_band(lo, hi)}"
             parts.append(f"({', '.join(who)}{age})")
         if self.clearance is not None:
             c = self.clearance
@@ -186,6 +184,31 @@ class Reading:
             return text
         drug = ", ".join(sorted(self.drugs)) or "drug not named"
         return f"{drug}: {text}"
+
+
+def _age_text(years: Decimal, unit: bool = True) -> str:
+    """An age as a reader writes it: ``12 y``, ``7 months``, ``6 weeks`` (``unit=False``:
+    years without their unit, ``12``)."""
+    if years >= 1 or years == 0:
+        text = format_decimal(years.quantize(Decimal("0.1")))
+        return f"{text} y" if unit else text
+    months = years * 12
+    if months >= 2:
+        return f"{format_decimal(months.quantize(Decimal('0.1')))} months"
+    return f"{format_decimal((years * 365 / 7).quantize(Decimal('1')))} weeks"
+
+
+def _age_band(lo: Decimal | None, hi: Decimal | None) -> str:
+    """``12 y`` (one age), ``12–… y``, ``2–11 y``, ``6 months–11 months``, ``6 weeks``."""
+    if lo is not None and lo == hi:
+        return _age_text(lo)
+    in_years = (lo is None or lo >= 1 or lo == 0) and (hi is None or hi >= 1)
+    if in_years:
+        low = _age_text(lo, unit=False) if lo is not None else "0"
+        high = _age_text(hi, unit=False) if hi is not None else "…"
+        return f"{low}–{high} y"
+    low = _age_text(lo) if lo is not None else "0"
+    return f"{low}–" + (_age_text(hi) if hi is not None else "…")
 
 
 def _frequency_text(span: Span) -> str:
@@ -266,6 +289,21 @@ class _AgeWords:
     #: daughter of 4", "uw dochter van 4").
     kin: frozenset[str] = field(default_factory=frozenset)
     of: str = ""
+    #: Weeks and days, for a baby's age ("my 6-week-old", "baby van 10 dagen", "6 tuần tuổi").
+    weeks: frozenset[str] = field(default_factory=frozenset)
+    days: frozenset[str] = field(default_factory=frozenset)
+
+    def scale(self, word: str) -> Decimal | None:
+        """Years per unit of the age word ``word``, or ``None`` for no age word."""
+        if word in self.years:
+            return Decimal(1)
+        if word in self.months:
+            return Decimal(1) / Decimal(12)
+        if word in self.weeks:
+            return Decimal(7) / Decimal(365)
+        if word in self.days:
+            return Decimal(1) / Decimal(365)
+        return None
 
     def kin_age(self, words: list[str], i: int, lo: int) -> bool:
         """Whether the number at ``i`` follows a child's noun and its "of" ("zoon van 6")."""
@@ -275,6 +313,8 @@ class _AgeWords:
 _AGE_EN = _AgeWords(
     years=frozenset({"year", "years", "yr", "yrs", "y"}),
     months=frozenset({"month", "months"}),
+    weeks=frozenset({"week", "weeks", "wk", "wks"}),
+    days=frozenset({"day", "days"}),
     above_before=frozenset({"over", "above", "from", "older", "least", "aged", "age"}),
     below_before=frozenset({"under", "below", "younger", "less", "up"}),
     above_after=(
@@ -309,6 +349,8 @@ _AGE_EN = _AgeWords(
 _AGE_NL = _AgeWords(
     years=frozenset({"jaar", "jaren", "jr", "jarig", "jarige"}),
     months=frozenset({"maand", "maanden"}),
+    weeks=frozenset({"week", "weken"}),
+    days=frozenset({"dag", "dagen"}),
     above_before=frozenset({"vanaf", "ouder", "boven", "van", "minstens"}),
     below_before=frozenset({"jonger", "onder", "tot", "beneden", "onder de"}),
     above_after=(("en", "ouder"), ("of", "ouder"), ("en", "older"), ("+",)),
@@ -350,6 +392,8 @@ _AGE_NL = _AgeWords(
 _AGE_VI = _AgeWords(
     years=frozenset({"tuổi"}),
     months=frozenset({"tháng"}),
+    weeks=frozenset({"tuần"}),
+    days=frozenset({"ngày"}),
     above_before=frozenset({"trên", "từ", "hơn", "ngoài"}),
     below_before=frozenset({"dưới", "chưa", "đến"}),
     above_after=(("trở", "lên"), ("tuổi", "trở", "lên"), ("+",)),
@@ -572,18 +616,15 @@ def _ages(
         if j + 1 < hi and words[j] in w.range_words and kinds[j + 1] == NUM:
             second = _number(words[j + 1])
             j += 2
-        if (
-            j + 1 < hi
-            and words[j] in ("-", "–")
-            and (words[j + 1] in w.years or words[j + 1] in w.months)
-        ):
-            j += 1  # "6-year-old", "6-jarige"
-        unit_word = j < hi and (words[j] in w.years or words[j] in w.months)
+        if j + 1 < hi and words[j] in ("-", "–") and w.scale(words[j + 1]) is not None:
+            j += 1  # "6-year-old", "6-jarige", "6-week-old"
+        per = w.scale(words[j]) if j < hi else None
+        unit_word = per is not None
         bare = not unit_word and first is not None and _bare_age(tokens, i, j, lo, hi, w)
         if first is None or not (unit_word or bare):
             i += 1
             continue
-        scale = Decimal(1) if bare or words[j] in w.years else Decimal(1) / Decimal(12)
+        scale = per if per is not None else Decimal(1)
         stop = j if bare else j + 1
         if stop < hi and words[stop] in ("tuổi", "old"):  # "6 tháng tuổi", "6 years old"
             stop += 1
@@ -606,6 +647,12 @@ def _ages(
         )
         if not (marked or people):
             i = stop  # "the last 3 months of pregnancy", "for 5 days": a time, not an age
+            continue
+        # weeks and days are a baby's age only when "old" says so or a child's noun comes
+        # before ("my 6-week-old", "baby van 10 dagen", "6 tuần tuổi"), not "at least 4 weeks"
+        said_old = words[stop - 1] in ("tuổi", "old") or w.kin_age(words, i, lo)
+        if per is not None and per < Decimal(1) / Decimal(12) and not said_old:
+            i = stop
             continue
         if second is None and upper is None:
             if w.kin_age(words, i, lo):
@@ -656,7 +703,16 @@ def _age_triggers(w: _AgeWords) -> frozenset[str]:
     """Words one of which a sentence with an age has: a number is an age only with a year or
     month word after it, or, bare, after an age noun, a child's noun and its "of", or a
     comparator (see :func:`_bare_age`)."""
-    return w.years | w.months | _AGE_NOUNS | {w.of} | w.above_before | w.below_before
+    return (
+        w.years
+        | w.months
+        | w.weeks
+        | w.days
+        | _AGE_NOUNS
+        | {w.of}
+        | w.above_before
+        | w.below_before
+    )
 
 
 _AGE_TRIGGERS: Final = {id(w): _age_triggers(w) for w in _AGE_WORDS.values()}
