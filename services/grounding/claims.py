@@ -705,6 +705,10 @@ def atomic_claims(
                 kind = "dose"  # "Take no more than 4 a day." after a dose: a count of it
             if kind == "other" and read.held:
                 kind = "dose"  # what a product holds: its number must be the passages'
+            if kind == "other" and any(
+                a.per_time is not None and _is_dose_amount(a.parts[0]) for a in found_amounts
+            ):
+                kind = "dose"  # "2–10 mg/phút", "0,01 ml per minuut": an amount per time
         general = (
             GeneralTest(t, language, lex)
             if kind == "other" and (not found or timed) and all(r.open for r in readings)

@@ -565,3 +565,34 @@ def test_ages_read_as_a_clinician_writes_them() -> None:
     assert "(child 6 weeks)" in claim.medical[0].explanation
     checked = report("Give 10 drops twice a day.", [passage], "en", _child(11))
     assert "(child 11 y)" in checked.claims[0].medical[0].explanation
+
+
+#: an infusion per minute, not per kg, in a sentence with no dose word; the same in mg
+_PER_MINUTE = [
+    (
+        "Zorvatil for slow heart rate: a continuous infusion of 2–10 micrograms per minute.",
+        "Run it as a continuous infusion of 2–10 micrograms per minute.",
+        "Run it as a continuous infusion of 2–10 mg per minute.",
+        "en",
+    ),
+    (
+        "Zorvatil bij shock: start met 0,01 eenheden per minuut als continue infusie.",
+        "Start met 0,01 eenheden per minuut als continue infusie.",
+        "Start met 0,01 ml per minuut als continue infusie.",
+        "nl",
+    ),
+    (
+        "Zorvatil nhịp chậm: truyền tĩnh mạch liên tục 2–10 microgam/phút.",
+        "Truyền tĩnh mạch liên tục 2–10 microgam/phút.",
+        "Truyền tĩnh mạch liên tục 2–10 mg/phút.",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("passage", "right", "wrong", "language"), _PER_MINUTE)
+def test_an_amount_per_minute_is_a_dose(
+    passage: str, right: str, wrong: str, language: str
+) -> None:
+    assert not report(right, [passage], language).ungrounded
+    assert critical(report(wrong, [passage], language))
