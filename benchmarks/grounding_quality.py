@@ -105,7 +105,7 @@ SPLITS = {
     "(two causes mended in the twenty-fourth)",
     "fresh25": "held out, written blind in the twenty-fourth round's first half (then tuned on)",
     "fresh26": "held out, written blind in the twenty-fourth round's second half (then tuned on)",
-    "fresh27": "held out, written blind during the twenty-fourth round's last changes (then tuned on)",
+    "fresh27": "held out, written blind in the twenty-fourth round's last changes (then tuned on)",
 }
 CBEGIN, CEND = "<!-- BEGIN grounding-cases -->", "<!-- END grounding-cases -->"
 SBEGIN, SEND = "<!-- BEGIN grounding-cases-summary -->", "<!-- END grounding-cases-summary -->"
