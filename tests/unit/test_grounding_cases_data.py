@@ -3,7 +3,7 @@
 These checks read the data only; they do not run the grounding check. They hold the set to what its
 README promises: one JSON object per line, unique ids, at least eight cases of every kind in every
 language with both tuning splits (and twenty-four later held-out splits, *fresh*, *fresh2*, …
-*fresh27*, of at least twenty cases per language over every kind),
+*fresh28*, of at least twenty cases per language over every kind),
 passages that are valid ``Passage`` wire objects, citations that are fabricated exactly where the
 kind says so, and labels that follow the kind.
 """
@@ -46,6 +46,7 @@ SPLITS = (
     "fresh25",
     "fresh26",
     "fresh27",
+    "fresh28",
 )
 #: the later held-out splits: at least so many cases per language, and per kind in each language
 MIN_FRESH_PER_LANGUAGE = 20
@@ -77,6 +78,7 @@ MIN_FRESH_PER_KIND = {
     "fresh25": 2,
     "fresh26": 2,
     "fresh27": 2,
+    "fresh28": 2,
 }
 
 #: kind -> (flagged, critical); ``None`` for critical means either (a citation case is critical
@@ -291,6 +293,7 @@ def _readme_table(section: str) -> dict[str, tuple[int, ...]]:
         ("Fresh25", ("fresh25",)),
         ("Fresh26", ("fresh26",)),
         ("Fresh27", ("fresh27",)),
+        ("Fresh28", ("fresh28",)),
     ],
 )
 def test_readme_counts_match_the_data(section: str, splits: tuple[str, ...]) -> None:
