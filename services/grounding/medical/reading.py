@@ -1529,9 +1529,9 @@ def _safety_clause(
     found: Sequence[Amount],
     lexicon: MedicalLexicon,
 ) -> tuple[int, int] | None:
-    """The first clause of a dose sentence that holds no amount, a polarity phrase, and a
-    condition or two drugs: whether the drug may be used in that condition or with that drug,
-    said beside the dose."""
+    """The first clause of a dose sentence that holds no amount, has a polarity of its own (not
+    going on or stopping) and names a condition or two drugs: whether the drug may be used in
+    that condition or with that drug, said beside the dose."""
     for c0, c1 in _clauses(tokens, lo, hi, lang):
         if any(c0 <= a.t0 < c1 for a in found):
             continue
