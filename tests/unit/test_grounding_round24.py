@@ -1,9 +1,13 @@
 """The twenty-fourth round (issue 10), one group per mechanism: doses by body weight and how
 often a dose is taken are anyone's; among the young, ages decide; a professional is no name; a
 referral with a time limit; a Dutch "en niet" negates a clause of its own; what a drug is used
-for is a permission; a dose for a group the drug is used in. Own sentences in English, Dutch and
-Vietnamese with invented products (Velmora, zorvatil); every rule has a must-flag twin that is
-still caught, and every group fails without its change."""
+for is a permission; a dose for a group the drug is used in; a per-kg dose worked out for the
+weight; a group the question denies; a permission beside a dose; hyphenated units and infusion
+rates; a course length by the statement of the same frequency; a permission about an unnamed
+product; a prohibition for no group; a baby's age in weeks and ages as a clinician writes them;
+an amount per minute as a dose. Own sentences in English, Dutch and Vietnamese, with invented
+products (Velmora, zorvatil) or drugs the lexicon knows; every rule has a must-flag twin that is
+still caught (or a guard that must stay as it was), and every group fails without its change."""
 
 from __future__ import annotations
 
