@@ -262,9 +262,9 @@ class Evidence:
         """The passage a ``[n]`` marker means (1-based), or ``None`` when out of range."""
         return self.passages[self.order[n - 1]] if 1 <= n <= len(self.order) else None
 
-    def readings_for(self, reading: Reading, doc: str | None = None) -> list[PassageReading]:
+    def readings_for(self, reading: Reading) -> list[PassageReading]:
         """The passage readings a claim about ``reading.drugs`` can meet (all when it names
-        none; passages naming no drug always), in order, optionally of one document only."""
+        none; passages naming no drug always), in order."""
         if reading.drugs:
             lists = [self._by_drug.get(d, []) for d in (*sorted(reading.drugs), "")]
             seen: dict[int, PassageReading] = {}
@@ -276,7 +276,7 @@ class Evidence:
             pool = self.readings
         if self._indications and reading.condition_units:
             pool = self._by_indication(reading.condition_units, pool)
-        return pool if doc is None else [r for r in pool if r.doc_id == doc]
+        return pool
 
     def _by_indication(
         self, units: frozenset[str], pool: list[PassageReading]
@@ -513,6 +513,22 @@ def ground(
     return Verdict(grounded, round(support, 6), best, missing, (), missing)
 
 
+def _compared(
+    r: Reading,
+    retrieved: list[PassageReading],
+    doc: str | None,
+    weight: Decimal | None,
+    beside: Sequence[Reading],
+    named: frozenset[str],
+) -> Comparison:
+    """``r`` compared with the readings of the passages about its drug (``retrieved``), or of
+    the cited document ``doc`` among them, which the comparison may look beyond."""
+    if doc is None:
+        return compare(r, retrieved, weight, beside, named)
+    cited = [p for p in retrieved if p.doc_id == doc]
+    return compare(r, cited, weight, beside, named, retrieved)
+
+
 def ground_medical(
     readings: Sequence[Reading],
     units: frozenset[str],
@@ -537,14 +553,7 @@ def ground_medical(
         comparisons = tuple(compare(r, []) for r in readings)
         return Verdict(False, 0.0, None, shown, comparisons, missing)
     comparisons = tuple(
-        compare(
-            r,
-            evidence.readings_for(r, doc),
-            weight,
-            readings,
-            evidence.groups,
-            None if doc is None else evidence.readings_for(r, None),
-        )
+        _compared(r, evidence.readings_for(r), doc, weight, readings, evidence.groups)
         for r in readings
     )
     best, support = _best_support(units, evidence, indices)
