@@ -1378,21 +1378,23 @@ def read_sentence(
     # định với người đang dùng warfarin, bạn có thể uống 1 viên 40 mg": a clause without an
     # amount that says whether the drug may be used in a condition or with another drug is a
     # safety claim of its own beside the dose (round 24)
+    # the polarity per clause, worked out once for a clause; a clause without a phrase of these
+    # kinds has none
+    clauses = _clauses(tokens, lo, hi, lang) if cue_kinds & _POLARITY_KINDS else []
+    times = [a.t0 for a in found if a.unit == "h"] if clauses else []
+    polarities: dict[tuple[int, int], Polarity | None] = {}
+
+    def polarity(clause: tuple[int, int]) -> Polarity | None:
+        if clause not in polarities:
+            polarities[clause] = _clause_polarity(cues, clause, _NEGATION[lang], words, times)
+        return polarities[clause]
+
     beside: tuple[int, int] | None = None
-    if readings and not dosed and cue_kinds & _POLARITY_KINDS:
-        beside = _safety_clause(tokens, lo, hi, lang, cues, found, lexicon)
+    if readings and not dosed and clauses:
+        beside = _safety_clause(tokens, clauses, polarity, cues, found, lexicon)
         dosed = beside is not None
     if not readings or dosed:
-        # the polarity per clause; a clause without a phrase of these kinds has none
-        times = [a.t0 for a in found if a.unit == "h"]
-        clause_pols = (
-            [
-                (c, _clause_polarity(cues, c, _NEGATION[lang], words, times))
-                for c in _clauses(tokens, lo, hi, lang)
-            ]
-            if cue_kinds & _POLARITY_KINDS
-            else []
-        )
+        clause_pols = [(c, polarity(c)) for c in clauses]
         risk = cond_keys | (pop_frozen - {"adult"}) if stated_pop or cond_keys else cond_keys
         if not (risk or stated or stated_pop or _with_object(words, lo, hi, cues)):
             risk = carry.risk  # it goes on about the risk of the sentence before
@@ -1522,23 +1524,22 @@ def _taken_up(r: Reading, amount: tuple[Span, str]) -> Reading:
 
 def _safety_clause(
     tokens: Tokens,
-    lo: int,
-    hi: int,
-    lang: str,
+    clauses: Sequence[tuple[int, int]],
+    polarity: Callable[[tuple[int, int]], Polarity | None],
     cues: list[tuple[int, int, Cue]],
     found: Sequence[Amount],
     lexicon: MedicalLexicon,
 ) -> tuple[int, int] | None:
-    """The first clause of a dose sentence that holds no amount, has a polarity of its own (not
-    going on or stopping) and names a condition or two drugs: whether the drug may be used in
-    that condition or with that drug, said beside the dose."""
-    for c0, c1 in _clauses(tokens, lo, hi, lang):
+    """The first of a dose sentence's ``clauses`` that holds no amount, has a polarity of its
+    own (not going on or stopping) and names a condition or two drugs: whether the drug may be
+    used in that condition or with that drug, said beside the dose."""
+    for c0, c1 in clauses:
         if any(c0 <= a.t0 < c1 for a in found):
             continue
         inside = [c for s, _, c in cues if c0 <= s < c1]
         if any(c.keeps for c in inside):
             continue  # going on or stopping: the negated stop above
-        if _clause_polarity(cues, (c0, c1), _NEGATION[lang], tokens.words) is None:
+        if polarity((c0, c1)) is None:
             continue
         if any(c.kind == "cond" for c in inside):
             return (c0, c1)
