@@ -415,8 +415,10 @@ def decides_nothing(c: Comparison) -> bool:
     r = c.reading
     if c.status != "unknown":
         return False
-    return r.open or (
-        r.kind == "dose" and r.amount is None and r.frequency is None and r.duration is None
+    return (
+        r.open
+        or r.step
+        or (r.kind == "dose" and r.amount is None and r.frequency is None and r.duration is None)
     )
 
 
@@ -566,4 +568,7 @@ def ground_medical(
     deciding = [c for c in comparisons if not decides_nothing(c)]
     status = worst([c.status for c in deciding or comparisons])
     grounded = status == "supported" and not missing
+    if not deciding and any(c.reading.step for c in comparisons):
+        # steps of raising the dose no passage describes: their numbers must be the passages'
+        grounded = not missing
     return Verdict(grounded, round(max(support, 0.0), 6), best, shown, comparisons, missing)

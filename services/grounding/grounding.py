@@ -799,7 +799,9 @@ def _deterministic(
             doc=doc,
             weight=weight,
         )
-        if not all(decides_nothing(c) for c in verdict.medical):
+        if not all(decides_nothing(c) for c in verdict.medical) or any(
+            c.reading.step for c in verdict.medical
+        ):
             return verdict
         # An open positive claim that no passage speaks about: grounded by its words.
     return ground(

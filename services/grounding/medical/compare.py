@@ -913,6 +913,42 @@ def _rate_of(a: Reading, beside: Sequence[Reading], weight: Decimal | None) -> R
     return a
 
 
+def _steps_meet(a: Span | None, p: Span | None) -> bool | None:
+    """Whether two sizes or paces of steps agree (``None``: one of them is not stated): the
+    answer's inside the passage's, or the passage's inside the answer's ("every 1 to 2 days"
+    and "after 2 days at the earliest" both allow a step every other day)."""
+    if a is None or p is None:
+        return None
+    return _span_ok(a, p) or _span_ok(p, a)
+
+
+def _compare_step(a: Reading, passages: Sequence[PassageReading]) -> Comparison:
+    """A step of raising the dose (round 25) against the passages' steps for the drug: the
+    size and the pace each agree where both state them. With no step in the passages it stays
+    ``unknown`` and decides nothing: its numbers are the passages' or not (the number check)."""
+    pool = [
+        p
+        for p in passages
+        if p.reading.step and _drugs_ok(a, p.reading) and _population_ok(a, p.reading)
+    ]
+    support: list[PassageReading] = []
+    against: list[PassageReading] = []
+    for p in pool:
+        r = p.reading
+        size = _steps_meet(a.amount, r.amount) if a.unit == r.unit else False
+        if a.amount is None or r.amount is None:
+            size = None
+        pace = _steps_meet(a.frequency, r.frequency)
+        verdicts = [v for v in (size, pace) if v is not None]
+        if not verdicts:
+            continue
+        (support if all(verdicts) else against).append(p)
+    status: Status = "supported" if support else "contradicted" if against else "unknown"
+    return Comparison(
+        status, a, tuple(support), tuple(against), _explain(status, a, support, against)
+    )
+
+
 def compare(
     a: Reading,
     passages: Sequence[PassageReading],
@@ -930,6 +966,12 @@ def compare(
     ``retrieved``: the readings of every retrieved passage about the drug, where ``passages``
     are one cited passage's (``None``: ``passages`` are all); what the drug is used for may
     stand in another passage than its dose."""
+    if a.step:
+        return _compare_step(a, passages)
+    # a passage's step of raising the dose is no dose to compare an answer's with (round 25)
+    passages = [p for p in passages if not p.reading.step]
+    if retrieved is not None:
+        retrieved = [p for p in retrieved if not p.reading.step]
     a = _rate_of(a, beside, weight)
     known = a.weight if a.weight is not None else _point(weight)
     if known is not None:

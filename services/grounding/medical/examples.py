@@ -79,6 +79,7 @@ def _differences(r: Reading, want: ExpectedReading) -> list[str]:
         "polarity": r.polarity,
         "conditions": sorted(r.conditions),
         "duration": _span(r.duration, "h"),
+        "step": r.step,
     }
     out = []
     for name, expected in want.model_dump(exclude_none=True).items():

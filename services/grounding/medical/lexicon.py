@@ -196,6 +196,8 @@ class ExpectedReading(_Strict):
     conditions: list[str] | None = None
     #: the course length in hours: "168 h", "max 120 h"
     duration: str | None = None
+    #: a step of raising the dose: ``amount`` its size, ``frequency`` how often (round 25)
+    step: bool | None = None
 
 
 class ReadingExample(_Strict):
@@ -212,6 +214,27 @@ class Occasions(_Strict):
 
     def phrases(self) -> list[str]:
         return [f"{q} {o}" for q in self.each for o in self.occasions]
+
+
+class Titration(_Strict):
+    """Raising a dose step by step: the verbs that say so ("increase", "ophogen", "tăng"), the
+    words right before the size of a step ("by", "met", "thêm") and right after it ("erbij")."""
+
+    verbs: tuple[str, ...] = Field(min_length=1)
+    by: tuple[str, ...] = ()
+    after: tuple[str, ...] = ()
+
+    @cached_property
+    def verb_tokens(self) -> tuple[tuple[str, ...], ...]:
+        return tuple(phrase_tokens(p) for p in self.verbs)
+
+    @cached_property
+    def by_tokens(self) -> tuple[tuple[str, ...], ...]:
+        return tuple(phrase_tokens(p) for p in self.by)
+
+    @cached_property
+    def after_tokens(self) -> tuple[tuple[str, ...], ...]:
+        return tuple(phrase_tokens(p) for p in self.after)
 
 
 class LanguageCues(_Strict):
@@ -288,6 +311,10 @@ class LanguageCues(_Strict):
     #: amlodipine", "tương đương 5 mg"): between two strengths of one form, the larger is the
     #: salt's and the smaller its active part's.
     equivalent: list[str] = Field(default_factory=list)
+    #: Raising a dose step by step ("increase by 100 mg every 1 to 2 days", "telkens 2 mg erbij,
+    #: niet sneller dan eens per week", "tăng thêm 5 mg mỗi tuần"): the size of a step and the
+    #: time between steps are no dose and no frequency of one (round 25).
+    titration: Titration | None = None
     examples: list[ReadingExample] = Field(default_factory=list)
 
 

@@ -43,6 +43,7 @@ from services.grounding.medical.lexicon import (
     MedicalLexicon,
     Polarity,
     Qualifier,
+    Titration,
 )
 from services.grounding.quantities import NUMBER_WORDS, UNITS, Amount, format_decimal, parse_number
 from services.grounding.text import has_cue, units_of
@@ -82,6 +83,9 @@ _CLAUSE_BREAKS: Final = frozenset({",", ";", ":", "(", ")", "—", "–"})
 _FREQ_JOINS: Final = frozenset({"tot", "of", "à", "en"})
 _CONTRAST: Final = frozenset({"but", "however", "maar", "echter", "nhưng", "tuy"})
 _DAY: Final = Decimal(24)
+#: A frequency of one dose a day (frequencies are doses per day).
+_ONCE_A_DAY: Final = Decimal(1)
+_ONE_HOUR: Final = Decimal(1)
 _WEEK: Final = Decimal(168)
 _SHORTEST_INTERVAL: Final = Decimal(2)
 Kind = Literal["exact", "max", "min"]
@@ -139,12 +143,22 @@ class Reading:
     #: "more than 65 kg: 30 mg", "nhóm 15 đến dưới 25 kg") or a weight the sentence states
     #: (round 23).
     weight: Span | None = None
+    #: A step of raising the dose (round 25): ``amount`` is the size of a step ("by 100 mg",
+    #: "2 mg erbij"), ``frequency`` how often a step is taken ("every 1 to 2 days", "niet
+    #: sneller dan eens per week"); compared only with the passages' steps.
+    step: bool = False
 
     def describe(self, with_drug: bool = True) -> str:
         """A clinician-readable line: ``paracetamol: max 4000 mg per 24 h``,
         ``3 times a day``, ``lisinopril: contraindicated: pregnancy``."""
         parts: list[str] = []
-        if self.kind == "dose":
+        if self.step:
+            parts.append("raised in steps")
+            if self.amount is not None:
+                parts.append(f"of {self.amount.text(self.unit or '')}")
+            if self.frequency is not None:
+                parts.append(_frequency_text(self.frequency).replace("times a day", "steps a day"))
+        elif self.kind == "dose":
             if self.amount is not None:
                 amount = self.amount.text(self.unit or "")
                 if (
@@ -972,6 +986,8 @@ class _Item:
     frequency: Span | None = None
     amount: Amount | None = None
     attached: bool = False
+    #: a step of raising the dose (:func:`_steps`): its size, or how often one is taken
+    step: bool = False
 
 
 #: Cue kinds a clause's polarity can come from: votes, a negated condition ("geen alcohol"),
@@ -1293,8 +1309,18 @@ def read_sentence(
                 elif prev in NUMBER_WORDS:
                     low, start = Decimal(min(NUMBER_WORDS[prev], cue.count)), back
             items.append(_Item("freq", start, e, Span(low * factor, cue.count * factor)))
+    qualifying = cues
+    raising: list[_Item] = []
+    titration = lexicon.cues[lang].titration
+    if titration is not None and items:
+        verbs = _phrases_at(words, lo, hi, titration.verb_tokens)
+        if verbs:
+            items += _step_paces(found, cues, used | age_tokens)
+            items, raising, qualifying = _steps(
+                items, cues, words, lo, verbs, titration, _STEP_BREAKS[lang], used, taken_cues
+            )
     items.sort(key=lambda it: it.t0)
-    _apply_qualifiers(items, cues, words, kinds)
+    _apply_qualifiers(items, qualifying, words, kinds)
     _apply_basis(items, cues, taken_cues)
     _apply_parentheses(items, words)
     # -- drugs ------------------------------------------------------------------------------
@@ -1369,6 +1395,30 @@ def read_sentence(
     if readings:
         readings, split_at = _split_into(readings, tokens, lo, hi, lexicon.cues[lang], lang)
         used.update(split_at)  # "verdeeld over twee keer": the count is the frequency
+    for it in raising:
+        inns = _drug_for(it.t0, it.t1, drugs, words) or context_drugs
+        readings.append(
+            Reading(
+                kind="dose",
+                drugs=inns,
+                drug_source=(
+                    "stated" if inns & stated and stated else ("context" if inns else None)
+                ),
+                populations=pop_frozen,
+                age=age,
+                amount=it.span if it.kind == "amount" else None,
+                unit=it.unit if it.kind == "amount" else None,
+                basis=None,
+                qualifier=None,
+                frequency=it.frequency if it.kind == "amount" else it.span,
+                polarity="allowed",
+                conditions=cond_keys,
+                condition_units=units,
+                start=tokens.starts[it.t0],
+                end=tokens.ends[it.t1 - 1],
+                step=True,
+            )
+        )
     # -- contraindication readings ----------------------------------------------------------
     course = False  # a going-on clause with a course length (see below)
     # "no need to stop it, keep taking 1 tablet three times a day": a stop negated beside a
@@ -2099,6 +2149,178 @@ _LIMIT_LINKS: Final = frozenset(
         *("là", "mức", "liều", "đó", "này", "chính"),
     }
 )
+
+
+#: What ends the stretch of words a titration verb reaches: punctuation, and the words that
+#: join another clause or step ("Start with 5 mg and raise it", "begin met 5 mg en verhoog");
+#: not Dutch "dan", which is also "than" ("niet sneller dan eens per week").
+_STEP_BREAKS: Final = {
+    "en": frozenset({",", ";", ":", "(", ")", "and", "or", "then", "but"}),
+    "nl": frozenset({",", ";", ":", "(", ")", "en", "of", "daarna", "maar"}),
+    "vi": frozenset({",", ";", ":", "(", ")", "và", "hoặc", "rồi", "nhưng", "sau"}),
+}
+
+
+def _phrases_at(
+    words: Sequence[str], lo: int, hi: int, phrases: tuple[tuple[str, ...], ...]
+) -> list[tuple[int, int]]:
+    """Where each of ``phrases`` stands in ``words[lo:hi]``: ``(first, stop)`` token spans."""
+    firsts = {p[0] for p in phrases}
+    out: list[tuple[int, int]] = []
+    for i in range(lo, hi):
+        if words[i] not in firsts:
+            continue
+        for p in phrases:
+            if p[0] == words[i] and tuple(words[i : i + len(p)]) == p and i + len(p) <= hi:
+                out.append((i, i + len(p)))
+    return out
+
+
+def _linked(words: Sequence[str], i: int, j: int, breaks: frozenset[str]) -> bool:
+    """Whether no clause break stands between tokens ``i`` and ``j``."""
+    return breaks.isdisjoint(words[i:j])
+
+
+def _step_size(
+    it: _Item,
+    words: Sequence[str],
+    lo: int,
+    verbs: list[tuple[int, int]],
+    steps: Titration,
+    quals: list[tuple[int, int]],
+    breaks: frozenset[str],
+) -> bool:
+    """Whether the amount ``it`` is the size of a step: a word of ``steps.after`` right after
+    it ("2 mg erbij"), or a word of ``steps.by`` right before it (a limit word between: "met
+    hoogstens 5 mg") with a titration verb in the same stretch ("raise it by 100 mg", "met
+    5 mg per week omhoog") or as that word ("add 2 mg", "tăng 5 mg")."""
+    if any(tuple(words[it.t1 : it.t1 + len(p)]) == p for p in steps.after_tokens):
+        return True
+    j = it.t0
+    while (q := next((s for s, e in quals if e == j), None)) is not None:
+        j = q
+    for p in steps.by_tokens:
+        m = j - len(p)
+        if m < lo or tuple(words[m:j]) != p:
+            continue
+        for s, e in verbs:
+            if (s, e) == (m, j) or (e <= m and _linked(words, e, m, breaks)):
+                return True
+            if s >= it.t1 and _linked(words, it.t1, s, breaks):
+                return True
+    return False
+
+
+#: Hours in a month, for the pace of steps given in months ("at intervals of one or two
+#: months").
+_MONTH_HOURS: Final = Decimal(720)
+
+
+def _step_paces(
+    found: Sequence[Amount], cues: list[tuple[int, int, Cue]], taken: set[int]
+) -> list[_Item]:
+    """In a sentence that raises a dose: times of a day or more after an interval word ("at
+    intervals of one or two months", "every 2 to 4 weeks", "om de 2 weken"), longer than a
+    dose's interval can be, as how often a step is taken (doses per day: steps per day)."""
+    out: list[_Item] = []
+    for a in found:
+        if a.t0 in taken or a.unit not in ("h", "month") or a.low <= 0:
+            continue
+        scale = _MONTH_HOURS if a.unit == "month" else _ONE_HOUR
+        low, high = a.low * scale, a.high * scale
+        if high <= _LONGEST_INTERVAL:
+            continue  # a day to a week: read as an interval already, where it is one
+        if any(c.kind == "ivl_before" and e <= a.t0 and a.t0 - e <= 2 for _, e, c in cues):
+            out.append(_Item("freq", a.t0, a.t1, Span(_DAY / high, _DAY / low)))
+    return out
+
+
+def _steps(
+    items: list[_Item],
+    cues: list[tuple[int, int, Cue]],
+    words: Sequence[str],
+    lo: int,
+    verbs: list[tuple[int, int]],
+    steps: Titration,
+    breaks: frozenset[str],
+    used: set[int],
+    taken: set[int],
+) -> tuple[list[_Item], list[_Item], list[tuple[int, int, Cue]]]:
+    """A sentence that raises a dose step by step (round 25): "Your doctor can raise it by 100
+    mg every 1 to 2 days, up to 600 mg three times daily", "daarna telkens 2 mg erbij, niet
+    sneller dan eens per week", "step the dose up at weekly intervals, to a ceiling of 10 mg
+    three times a day". The size of a step (:func:`_step_size`) is no dose, and the pace of the
+    steps (a frequency of less than once a day, or a weekly basis, that does not follow a dose
+    of the sentence) is no frequency or basis of one: they become steps, compared only with the
+    passages' steps, and their numbers are left to the number check as well (they must be among
+    the passages'). A limit word right before the pace is the pace's ("at least a week apart"),
+    not the next dose's. The targets and ceilings ("up to 600 mg three times daily") are read
+    as before. Returns the items kept, the steps (a size with its pace, or a pace alone) and
+    the cues the qualifiers are read from."""
+    quals = [(s, e) for s, e, c in cues if c.kind == "qual"]
+    sizes = [
+        it
+        for it in items
+        if it.kind == "amount" and _step_size(it, words, lo, verbs, steps, quals, breaks)
+    ]
+    doses = [it for it in items if it.kind == "amount" and not any(it is z for z in sizes)]
+
+    def after_dose(t: int) -> bool:
+        return any(a.t1 <= t <= a.t1 + 3 and _linked(words, a.t1, t, breaks) for a in doses)
+
+    pace = [
+        it
+        for it in items
+        if it.kind == "freq"
+        and it.span.high <= _ONCE_A_DAY
+        and it.span.low < _ONCE_A_DAY
+        and not after_dose(it.t0)
+    ]
+    weekly: list[tuple[int, int]] = []
+    for k, (s, e, c) in enumerate(cues):
+        if c.kind == "basis" and c.value == "week" and k not in taken and not after_dose(s):
+            taken.add(k)
+            weekly.append((s, e))
+    if not sizes and not pace and not weekly:
+        return items, [], cues
+    paced = [(it.t0, it.t1) for it in pace] + weekly
+    limits = {
+        k
+        for k, (s, e, c) in enumerate(cues)
+        if c.kind == "qual" and any(0 <= ps - e <= 2 for ps, _ in paced)
+    }
+    raising: list[_Item] = []
+    free = list(pace)
+    # the pace may stand after a comma: "telkens 2 mg erbij, niet sneller dan eens per week"
+    reach = breaks - {","}
+    for it in sizes:
+        it.step, it.basis, it.qualifier = True, None, None
+        every = it.amount.per_time if it.amount is not None else None
+        if every is not None and every > _DAY:
+            # "met 5 mg per week omhoog" (a step a week); "wekelijks met 5 mg per dag" is a
+            # step of the day's amount, taken weekly
+            it.frequency = Span(_DAY / every, _DAY / every)
+        near = [p for p in free if _linked(words, min(p.t1, it.t1), max(p.t0, it.t0), reach)]
+        if it.frequency is None and near:
+            nearest = min(near, key=lambda p: abs(p.t0 - it.t1))
+            it.frequency = nearest.span
+            free.remove(nearest)
+        elif it.frequency is None and any(
+            _linked(words, min(e, it.t1), max(s, it.t0), reach) for s, e in weekly
+        ):
+            it.frequency = Span(_DAY / _WEEK, _DAY / _WEEK)
+        raising.append(it)
+    if not sizes:
+        for p in free:
+            p.step = True
+            raising.append(p)
+        if not pace and weekly:
+            s, e = weekly[0]
+            raising.append(_Item("freq", s, e, Span(_DAY / _WEEK, _DAY / _WEEK), step=True))
+    for it in [*sizes, *pace]:
+        used.difference_update(range(it.t0, it.t1))
+    kept = [it for it in items if not any(it is d for d in (*sizes, *pace))]
+    return kept, raising, [c for k, c in enumerate(cues) if k not in limits]
 
 
 def _apply_qualifiers(

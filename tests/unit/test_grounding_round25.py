@@ -1,0 +1,167 @@
+"""The twenty-fifth round (issue 10): a dose raised step by step. The size of a step ("by 25 mg",
+"telkens 25 mg erbij", "tăng thêm 25 mg") and how often a step is taken ("every 2 weeks", "niet
+sneller dan eens per week", "at weekly intervals") are no dose and no frequency of one: they
+are compared with the passages' steps, and where the passages describe none, their numbers
+must still be the passages'. The targets and ceilings keep their dose rules. Own sentences in
+English, Dutch and Vietnamese about drugs the lexicon knows; every rule has a must-flag twin
+that is still caught as critical, and every group fails without the change."""
+
+from __future__ import annotations
+
+import pytest
+
+from services.grounding.medical.examples import read_text
+from services.grounding.medical.lexicon import load_lexicon
+from tests.support.grounding_checks import critical
+from tests.support.grounding_checks import numbered_report as report
+
+# --- a step of a size, taken so often ---------------------------------------------------------
+
+#: a passage that raises the dose in steps; the same schedule in other words; a step of
+#: another size; steps taken far more often; a ceiling that is not the passage's
+_STEPS = [
+    (
+        "Lamotrigine: start with 25 mg once a day. The dose may then be increased by 25 mg every "
+        "2 weeks, up to a maximum of 200 mg a day.",
+        "After the first 25 mg a day, your doctor can raise the lamotrigine dose by 25 mg every "
+        "2 weeks, up to at most 200 mg a day.",
+        "After the first 25 mg a day, your doctor can raise the lamotrigine dose by 50 mg every "
+        "2 weeks, up to at most 200 mg a day.",
+        "After the first 25 mg a day, your doctor can raise the lamotrigine dose by 25 mg every "
+        "2 days, up to at most 200 mg a day.",
+        "After the first 25 mg a day, your doctor can raise the lamotrigine dose by 25 mg every "
+        "2 weeks, up to at most 400 mg a day.",
+        "en",
+    ),
+    (
+        "Lamotrigine: begin met 25 mg eenmaal per dag. Daarna kan de dosis om de 2 weken met "
+        "25 mg worden verhoogd, tot maximaal 200 mg per dag.",
+        "Na de eerste 25 mg per dag gaat er om de 2 weken telkens 25 mg lamotrigine erbij, tot "
+        "hoogstens 200 mg per dag.",
+        "Na de eerste 25 mg per dag gaat er om de 2 weken telkens 50 mg lamotrigine erbij, tot "
+        "hoogstens 200 mg per dag.",
+        "Na de eerste 25 mg per dag gaat er om de 2 dagen telkens 25 mg lamotrigine erbij, tot "
+        "hoogstens 200 mg per dag.",
+        "Na de eerste 25 mg per dag gaat er om de 2 weken telkens 25 mg lamotrigine erbij, tot "
+        "hoogstens 400 mg per dag.",
+        "nl",
+    ),
+    (
+        "Lamotrigin: bắt đầu 25 mg mỗi ngày một lần. Sau đó có thể tăng thêm 25 mg mỗi 2 tuần, "
+        "tối đa 200 mg mỗi ngày.",
+        "Sau liều đầu 25 mg mỗi ngày, bác sĩ có thể tăng liều lamotrigin thêm 25 mg mỗi 2 tuần, "
+        "tối đa 200 mg mỗi ngày.",
+        "Sau liều đầu 25 mg mỗi ngày, bác sĩ có thể tăng liều lamotrigin thêm 50 mg mỗi 2 tuần, "
+        "tối đa 200 mg mỗi ngày.",
+        "Sau liều đầu 25 mg mỗi ngày, bác sĩ có thể tăng liều lamotrigin thêm 25 mg mỗi 2 ngày, "
+        "tối đa 200 mg mỗi ngày.",
+        "Sau liều đầu 25 mg mỗi ngày, bác sĩ có thể tăng liều lamotrigin thêm 25 mg mỗi 2 tuần, "
+        "tối đa 400 mg mỗi ngày.",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("passage", "right", "bigger", "faster", "ceiling", "language"), _STEPS)
+def test_a_step_and_its_pace_are_compared_with_the_passages_steps(
+    passage: str, right: str, bigger: str, faster: str, ceiling: str, language: str
+) -> None:
+    assert not report(right, [passage], language).ungrounded
+    assert critical(report(bigger, [passage], language))
+    assert critical(report(faster, [passage], language))
+    assert critical(report(ceiling, [passage], language))
+
+
+# --- how often a step is taken, without its size ----------------------------------------------
+
+#: a passage that raises the dose at weekly intervals to a ceiling taken twice a day; the same;
+#: the same ceiling stepped up every other day; another ceiling
+_PACE = [
+    (
+        "Sertraline: the usual starting dose is 50 mg once a day. The dose may be increased at "
+        "weekly intervals, up to a maximum of 100 mg twice a day.",
+        "Your doctor may step the sertraline dose up at weekly intervals, to a ceiling of 100 mg "
+        "twice a day.",
+        "Your doctor may step the sertraline dose up every 2 days, to a ceiling of 100 mg twice "
+        "a day.",
+        "Your doctor may step the sertraline dose up at weekly intervals, to a ceiling of 150 mg "
+        "twice a day.",
+        "en",
+    ),
+    (
+        "Sertraline: de gebruikelijke begindosis is 50 mg eenmaal per dag. De dosis kan "
+        "wekelijks worden verhoogd, tot maximaal 100 mg tweemaal per dag.",
+        "Uw arts kan de dosis sertraline wekelijks verhogen, tot hoogstens 100 mg tweemaal per "
+        "dag.",
+        "Uw arts kan de dosis sertraline om de 2 dagen verhogen, tot hoogstens 100 mg tweemaal "
+        "per dag.",
+        "Uw arts kan de dosis sertraline wekelijks verhogen, tot hoogstens 150 mg tweemaal per "
+        "dag.",
+        "nl",
+    ),
+]
+
+
+@pytest.mark.parametrize(("passage", "right", "faster", "ceiling", "language"), _PACE)
+def test_the_pace_of_the_steps_is_no_basis_of_the_ceiling(
+    passage: str, right: str, faster: str, ceiling: str, language: str
+) -> None:
+    assert not report(right, [passage], language).ungrounded
+    assert critical(report(faster, [passage], language))
+    assert critical(report(ceiling, [passage], language))
+
+
+# --- steps the passages do not describe -------------------------------------------------------
+
+#: a passage that gives the dose week by week, with no step; the steps between them, whose
+#: numbers the passage holds; a step of a size it does not hold
+_NO_STEPS = [
+    (
+        "Sertraline: week 1, 25 mg a day; week 2, 50 mg a day; week 3, 75 mg a day; from week "
+        "4, 100 mg a day.",
+        "Each week the sertraline dose goes up by 25 mg, to 100 mg a day from week 4.",
+        "Each week the sertraline dose goes up by 30 mg, to 100 mg a day from week 4.",
+        "en",
+    ),
+    (
+        "Sertraline: week 1: 25 mg per dag; week 2: 50 mg per dag; week 3: 75 mg per dag; vanaf "
+        "week 4: 100 mg per dag.",
+        "Elke week gaat de dosis sertraline met 25 mg omhoog, tot 100 mg per dag vanaf week 4.",
+        "Elke week gaat de dosis sertraline met 30 mg omhoog, tot 100 mg per dag vanaf week 4.",
+        "nl",
+    ),
+    (
+        "Sertralin: tuần 1: 25 mg mỗi ngày; tuần 2: 50 mg mỗi ngày; tuần 3: 75 mg mỗi ngày; từ "
+        "tuần 4: 100 mg mỗi ngày.",
+        "Mỗi tuần tăng liều sertralin thêm 25 mg, đến 100 mg mỗi ngày từ tuần 4.",
+        "Mỗi tuần tăng liều sertralin thêm 30 mg, đến 100 mg mỗi ngày từ tuần 4.",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("passage", "held", "other", "language"), _NO_STEPS)
+def test_steps_no_passage_describes_are_held_to_the_passages_numbers(
+    passage: str, held: str, other: str, language: str
+) -> None:
+    assert not report(held, [passage], language).ungrounded
+    assert critical(report(other, [passage], language))
+
+
+# --- what the reader makes of a step ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        ("Lamotrigine: start with 25 mg a day and raise it after a week.", "en"),
+        ("Begin met 25 mg lamotrigine en verhoog de dosis na een week.", "nl"),
+        ("Methotrexate: your doctor may increase it to 15 mg once a week.", "en"),
+        ("Sau một tuần, tăng liều gabapentin lên 300 mg, ngày 3 lần.", "vi"),
+    ],
+)
+def test_a_starting_dose_or_a_target_is_no_step(text: str, language: str) -> None:
+    readings = read_text(text, language, load_lexicon())
+    assert readings
+    assert not any(r.step for r in readings)
+    assert all(r.amount is not None for r in readings)
