@@ -157,12 +157,14 @@ class Evidence:
                 out[i] = frozenset(drugs)
         return out
 
-    def adopt(self, written: frozenset[str]) -> dict[str, str]:
+    def adopt(self, written: frozenset[str], words: frozenset[str] = frozenset()) -> dict[str, str]:
         """Teach the event the passages' subject names (:attr:`PreparedPassage.subjects`) that
-        the answer writes too (``written``: the spelling keys of its capitalised words): a
-        name the lexicon does not know ("Stelazine", "Norprolac") then binds the answer's
-        figures to the passage about it, and a passage that names no drug, with its sibling
-        chunks, is about that name. Call before the readings are used; returns what it taught.
+        the answer writes too (``written``: the spelling keys of its capitalised words), and the
+        names a passage that names no drug is filed under (:attr:`PreparedPassage.filed`) that
+        it writes in any case (``words``: the spelling keys of its words): a name the lexicon
+        does not know ("Stelazine", "Norprolac", "foscarnet") then binds the answer's figures to
+        the passage about it, and a passage that names no drug, with its sibling chunks, is
+        about that name. Call before the readings are used; returns what it taught.
         """
         found = {
             key: drug
@@ -170,11 +172,18 @@ class Evidence:
             for key, drug in p.subjects
             if key in written and key not in self.names
         }
+        found |= {
+            key: key
+            for p in self.passages
+            for key in p.filed
+            if key in words and key not in self.names and key not in found
+        }
         if not found:
             return {}
         self.names = {**self.names, **found}
         for i, p in enumerate(self.passages):
             own = {d for k, d in p.subjects if k in found and d == k}
+            own |= {k for k in p.filed if k in found}
             if not p.drugs and len(own) == 1:
                 stem = _stem(p.doc_id)
                 for j, q in enumerate(self.passages):

@@ -555,7 +555,10 @@ def _prepare(
     lex = lexicon if lexicon is not None else load_lexicon()
     evidence = Evidence(event.retrieval or [], language, lex, cache)
     if any(p.subjects for p in evidence.passages):
-        evidence.adopt(_written_names(event.content))
+        written = _filed_written(event.content, language, evidence)
+        evidence.adopt(_written_names(event.content), written)
+    elif any(p.filed for p in evidence.passages):
+        evidence.adopt(frozenset(), _filed_written(event.content, language, evidence))
     lex = lex.with_names(evidence.names)  # drugs the passages name in their openings
     said = frozenset(context.amounts) if context is not None else frozenset()
     carry = _carry(context, evidence)
@@ -573,6 +576,27 @@ def _prepare(
     if carry is not None:
         claims = _question_risk(claims, carry, _risk_groups(lex))
     return language, claims, evidence
+
+
+def _filed_written(text: str, language: str | None, evidence: Evidence) -> frozenset[str]:
+    """The names drugless passages are filed under (:attr:`PreparedPassage.filed`) that the
+    text writes, in any case, in a sentence that states a number ("De inductie met foscarnet is
+    5 mg/kg …" beside "smpc-foscarnet-nl-02"): a dose or schedule about that product. A name
+    said without one ("your rabies vaccination record") binds nothing."""
+    filed = {k for p in evidence.passages for k in p.filed}
+    if not filed:
+        return frozenset()
+    out: set[str] = set()
+    for sentence in split_sentences(text, language):
+        if not any(ch.isdigit() for ch in sentence.text):
+            continue
+        t = tokenize(sentence.text)
+        out.update(
+            key
+            for w, k in zip(t.words, t.kinds, strict=True)
+            if k == WORD and len(w) >= 5 and (key := spelling_key(w)) in filed
+        )
+    return frozenset(out)
 
 
 def _written_names(text: str) -> frozenset[str]:

@@ -22,10 +22,10 @@ from decimal import Decimal
 from typing import Final
 
 from schemas.events import Passage
-from services.grounding.medical.lexicon import MedicalLexicon
+from services.grounding.medical.lexicon import MedicalLexicon, spelling_key
 from services.grounding.medical.names import (
     bracket_names,
-    doc_id_names,
+    filed_names,
     read_opening,
     subject_names,
 )
@@ -100,6 +100,10 @@ class PreparedPassage:
     #: The populations and conditions the passage names anywhere ("nierfunctiestoornis",
     #: "suy thận", a clearance band is kidney impairment), read or not into a claim.
     groups: frozenset[str] = frozenset()
+    #: Names the passage's document id files it under that neither its text nor a lexicon
+    #: names ("smpc-foscarnet-nl-02: Inductiebehandeling: 60 mg/kg …"), for a passage that names
+    #: no drug: the passage is about one when the answer writes it (round 25).
+    filed: tuple[str, ...] = ()
 
 
 def _doc_drugs(doc_id: str, lexicon: MedicalLexicon) -> frozenset[str]:
@@ -241,10 +245,13 @@ def prepare_passage(
         if heading is not None
         else frozenset()
     )
+    unwritten: tuple[str, ...] = ()
     if sentences:  # "smpc-cabergoline-en-01" whose text names cabergoline
-        filed = doc_id_names(
-            passage.doc_id, (w for _, t in sentences for w in t.words), language, lexicon
-        )
+        used = {w for _, t in sentences for w in t.words}
+        named = filed_names(passage.doc_id, language, lexicon)
+        filed = {spelling_key(w): spelling_key(w) for w in named if w in used}
+        # "smpc-foscarnet-nl-02" whose text names no drug: an answer that writes it (round 25)
+        unwritten = tuple(spelling_key(w) for w in named if w not in used)
         if filed:
             taught = {**filed, **taught}
         # "K-Cab (tegoprazan 50 mg)", "Xefo 8 mg (lornoxicam)": brands bound by brackets
@@ -372,6 +379,7 @@ def prepare_passage(
         tuple((k, d) for k, d in subjects.items() if k not in taught),
         tuple(per_ml.items()),
         frozenset(groups | ({"renal"} if any(r.clearance for _, r in readings) else set())),
+        tuple(k for k in unwritten if k not in taught) if not drugs else (),
     )
 
 

@@ -4,7 +4,11 @@ sneller dan eens per week", "at weekly intervals") are no dose and no frequency 
 are compared with the passages' steps, and where the passages describe none, their numbers
 must still be the passages'. The targets and ceilings keep their dose rules. Own sentences in
 English, Dutch and Vietnamese about drugs the lexicon knows; every rule has a must-flag twin
-that is still caught as critical, and every group fails without the change."""
+that is still caught as critical, and every group fails without the change.
+
+Also: an answer that names what a drugless passage's document id files it under ("De inductie met
+foscarnet is 5 mg/kg …" beside "smpc-foscarnet-nl-02: Inductiebehandeling: 60 mg/kg …") is bound
+to that passage, in a sentence that states a number."""
 
 from __future__ import annotations
 
@@ -12,7 +16,7 @@ import pytest
 
 from services.grounding.medical.examples import read_text
 from services.grounding.medical.lexicon import load_lexicon
-from tests.support.grounding_checks import critical
+from tests.support.grounding_checks import check_report, critical
 from tests.support.grounding_checks import numbered_report as report
 
 # --- a step of a size, taken so often ---------------------------------------------------------
@@ -165,3 +169,59 @@ def test_a_starting_dose_or_a_target_is_no_step(text: str, language: str) -> Non
     assert readings
     assert not any(r.step for r in readings)
     assert all(r.amount is not None for r in readings)
+
+
+# --- a passage filed under a drug its text does not name ---------------------------------------
+
+#: two passages that name no drug in their text, filed under two products no lexicon knows; an
+#: answer that gives the first product's induction dose, and one that gives the second's under
+#: the first's name (the wrong drug's figures)
+_FILED = [
+    (
+        [
+            ("smpc-zorvatide-en-02", "Induction: 60 mg/kg every 8 hours by intravenous infusion."),
+            ("smpc-quellamir-en-02", "Induction: 5 mg/kg every 12 hours for 14 to 21 days."),
+        ],
+        "Zorvatide induction is 60 mg/kg every 8 hours, as an infusion.",
+        "Zorvatide induction is 5 mg/kg every 12 hours for 14 to 21 days.",
+        "en",
+    ),
+    (
+        [
+            ("smpc-zorvatide-nl-02", "Inductie: 60 mg/kg elke 8 uur als intraveneuze infusie."),
+            ("smpc-quellamir-nl-02", "Inductie: 5 mg/kg elke 12 uur gedurende 14 tot 21 dagen."),
+        ],
+        "De inductie met zorvatide is 60 mg/kg elke 8 uur, als infuus.",
+        "De inductie met zorvatide is 5 mg/kg elke 12 uur, gedurende 14 tot 21 dagen.",
+        "nl",
+    ),
+    (
+        [
+            ("hdsd-zorvatide-vi-02", "Khởi đầu: 60 mg/kg mỗi 8 giờ, truyền tĩnh mạch."),
+            ("hdsd-quellamir-vi-02", "Khởi đầu: 5 mg/kg mỗi 12 giờ trong 14 đến 21 ngày."),
+        ],
+        "Liều khởi đầu của zorvatide là 60 mg/kg mỗi 8 giờ, truyền tĩnh mạch.",
+        "Liều khởi đầu của zorvatide là 5 mg/kg mỗi 12 giờ trong 14 đến 21 ngày.",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("passages", "right", "other_drugs", "language"), _FILED)
+def test_an_answer_that_names_what_a_passage_is_filed_under_is_bound_to_it(
+    passages: list[tuple[str, str]], right: str, other_drugs: str, language: str
+) -> None:
+    assert not check_report(right, passages, language).ungrounded
+    assert critical(check_report(other_drugs, passages, language))
+
+
+def test_a_filed_name_said_without_a_number_binds_nothing() -> None:
+    passages = [
+        ("smpc-rabies-vaccine-en-01", "Pre-exposure prophylaxis: three doses of 1.0 ml."),
+        ("smpc-rabies-vaccine-en-02", "Post-exposure prophylaxis must start as soon as possible."),
+    ]
+    answer = (
+        "A bite from a stray dog needs a doctor today, so please go to an emergency department "
+        "now. They'll look at the wound and your rabies vaccination record and decide."
+    )
+    assert not check_report(answer, passages, "en").ungrounded

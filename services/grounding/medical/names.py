@@ -32,6 +32,7 @@ __all__ = [
     "bracket_names",
     "doc_id_names",
     "event_names",
+    "filed_names",
     "looks_like_name",
     "opening_names",
     "read_opening",
@@ -213,32 +214,25 @@ def _teach(names: list[tuple[str, bool]], lexicon: MedicalLexicon) -> dict[str, 
     }
 
 
-def doc_id_names(
-    doc_id: str, words: Iterable[str], language: str | None, lexicon: MedicalLexicon
-) -> dict[str, str]:
-    """Drugs a passage's document id names by a word its text uses too: a leaflet or SmPC is
-    filed under its substance ("smpc-cabergoline-en-01", "dt-amiodaron-vi-01"), and when the
-    passage's own text names that word ("the starting dosage of cabergoline is …") it is the
-    drug the passage is about, in a lexicon or not. Only words of five letters or more that are
-    no stop word, cue, unit, dose form, salt nor a word for a document (``opening``
-    ``not_names``: bijsluiter, leaflet …), and only from an id that names no drug the lexicon
-    knows ("pil-insulin-glargine-en-01" is filed under insulin already, "glargine" is part of its
-    name); ``words`` are the passage's words (lower case).
+def filed_names(doc_id: str, language: str | None, lexicon: MedicalLexicon) -> list[str]:
+    """The words a passage's document id files it under that may name its drug: words of five
+    letters or more that are no stop word, cue, unit, dose form, salt nor a word for a document
+    (``opening`` ``not_names``: bijsluiter, leaflet …), and only from an id that names no drug
+    the lexicon knows ("pil-insulin-glargine-en-01" is filed under insulin already, "glargine"
+    is part of its name).
 
     >>> from services.grounding.medical import load_lexicon
-    >>> doc_id_names("smpc-zorvatide-en-01", ["zorvatide", "10", "mg"], "en", load_lexicon())
-    {'zorvatid': 'zorvatid'}
-    >>> doc_id_names("bijsluiter-zorvatide-nl-01", ["bijsluiter"], "nl", load_lexicon())
-    {}
+    >>> filed_names("smpc-zorvatide-en-01", "en", load_lexicon())
+    ['zorvatide']
     """
     spec = lexicon.drug_file.opening
     if spec is None:
-        return {}
+        return []
     t = tokenize(doc_id.replace("_", " ").lower())
     if any(lexicon.find_drugs(t.words, 0, len(t))):
-        return {}  # "pil-insulin-glargine-en-01", "spc-ibuprofen-drank-nl-03": filed already
+        return []  # "pil-insulin-glargine-en-01", "spc-ibuprofen-drank-nl-03": filed already
     not_names = spec.not_name_words | spec.form_words | spec.salt_words
-    named = [
+    return [
         w
         for w, k in zip(t.words, t.kinds, strict=True)
         if k == WORD
@@ -246,6 +240,24 @@ def doc_id_names(
         and _is_name(w, language, lexicon)
         and lexicon.known_drug(w) is None
     ]
+
+
+def doc_id_names(
+    doc_id: str, words: Iterable[str], language: str | None, lexicon: MedicalLexicon
+) -> dict[str, str]:
+    """Drugs a passage's document id names by a word its text uses too: a leaflet or SmPC is
+    filed under its substance ("smpc-cabergoline-en-01", "dt-amiodaron-vi-01"), and when the
+    passage's own text names that word ("the starting dosage of cabergoline is …") it is the
+    drug the passage is about, in a lexicon or not (:func:`filed_names`); ``words`` are the
+    passage's words (lower case).
+
+    >>> from services.grounding.medical import load_lexicon
+    >>> doc_id_names("smpc-zorvatide-en-01", ["zorvatide", "10", "mg"], "en", load_lexicon())
+    {'zorvatid': 'zorvatid'}
+    >>> doc_id_names("bijsluiter-zorvatide-nl-01", ["bijsluiter"], "nl", load_lexicon())
+    {}
+    """
+    named = filed_names(doc_id, language, lexicon)
     if not named:
         return {}
     used = set(words)
