@@ -8,7 +8,8 @@ that is still caught as critical, and every group fails without the change.
 
 Also: an answer that names what a drugless passage's document id files it under ("De inductie met
 foscarnet is 5 mg/kg …" beside "smpc-foscarnet-nl-02: Inductiebehandeling: 60 mg/kg …") is bound
-to that passage, in a sentence that states a number."""
+to that passage, in a sentence that states a number; a ceiling does not back an amount below
+the dose range; a product no lexicon names is allowed in the age group its passage doses."""
 
 from __future__ import annotations
 
@@ -225,3 +226,74 @@ def test_a_filed_name_said_without_a_number_binds_nothing() -> None:
         "now. They'll look at the wound and your rabies vaccination record and decide."
     )
     assert not check_report(answer, passages, "en").ungrounded
+
+
+# --- a ceiling does not back an amount below the dose ------------------------------------------
+
+#: a passage with a dose range and a ceiling; a dose in the range; the ceiling restated; a dose
+#: below the range (another drug's)
+_BELOW = [
+    (
+        "Velmora 250 mg tablets. Adults: 750 to 1,500 mg a day in divided doses; at most 2,000 mg "
+        "a day in the first year.",
+        "Adults take 1,000 mg of Velmora a day, in divided doses.",
+        "Adults take at most 2,000 mg of Velmora a day.",
+        "Adults take 450 to 975 mg of Velmora a day, in divided doses.",
+        "en",
+    ),
+    (
+        "Velmora 250 mg tabletten. Volwassenen: 750 tot 1.500 mg per dag, verdeeld over de dag; "
+        "ten hoogste 2.000 mg per dag in het eerste jaar.",
+        "Volwassenen nemen 1.000 mg Velmora per dag, verdeeld over de dag.",
+        "Volwassenen nemen ten hoogste 2.000 mg Velmora per dag.",
+        "Volwassenen nemen 450 tot 975 mg Velmora per dag, verdeeld over de dag.",
+        "nl",
+    ),
+    (
+        "Velmora viên 250 mg. Người lớn: 750–1.500 mg mỗi ngày, chia nhiều lần; tối đa 2.000 mg "
+        "mỗi ngày trong năm đầu.",
+        "Người lớn uống Velmora 1.000 mg mỗi ngày, chia nhiều lần.",
+        "Người lớn uống Velmora tối đa 2.000 mg mỗi ngày.",
+        "Người lớn uống Velmora 450–975 mg mỗi ngày, chia nhiều lần.",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("passage", "in_range", "ceiling", "below", "language"), _BELOW)
+def test_a_ceiling_does_not_back_an_amount_below_the_dose_range(
+    passage: str, in_range: str, ceiling: str, below: str, language: str
+) -> None:
+    assert not report(in_range, [passage], language).ungrounded
+    assert not report(ceiling, [passage], language).ungrounded
+    assert critical(report(below, [passage], language))
+
+
+# --- a permission for an age group, about a product no lexicon names ----------------------------
+
+#: a passage of a product no lexicon knows, with a dose for adults and children from 2 years;
+#: the permission for that group in an answer that names no drug either, and one for younger
+#: children
+_GROUP = [
+    (
+        "Adults and children aged 2 years and over: 1 drop in the affected eye twice a day.",
+        "The drops can be used in children aged 2 years and over and in adults.",
+        "The drops can be used in children aged 1 year and over and in adults.",
+        "en",
+    ),
+    (
+        "Người lớn và trẻ em từ 2 tuổi trở lên: nhỏ 1 giọt vào mắt bị bệnh, 2 lần mỗi ngày.",
+        "Thuốc dành cho trẻ từ 2 tuổi trở lên và người lớn.",
+        "Thuốc dành cho trẻ từ 1 tuổi trở lên và người lớn.",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("passage", "right", "younger", "language"), _GROUP)
+def test_an_unnamed_products_dose_for_a_group_allows_its_use_there(
+    passage: str, right: str, younger: str, language: str
+) -> None:
+    passages = [("leaflet-eye-drops-02", passage)]
+    assert not check_report(right, passages, language).ungrounded
+    assert critical(check_report(younger, passages, language))

@@ -295,7 +295,13 @@ def _dose_facets(
         if a.qualifier is not None and any(p.reading.qualifier == a.qualifier for p in same_unit):
             kept = (a.qualifier,) if a.qualifier == "start" else (a.qualifier, None)
             same_unit = [p for p in same_unit if p.reading.qualifier in kept]
-        agree = [p for p in same_unit if _amount_agrees(a, p.reading) and not _cap_only(a, p, pool)]
+        agree = [
+            p
+            for p in same_unit
+            if _amount_agrees(a, p.reading)
+            and not _cap_only(a, p, pool)
+            and not _below_the_dose(a, p, same_unit)
+        ]
         if a.populations and a.qualifier is None and _group_dose_stated(a, same_unit, agree):
             agree = [p for p in agree if p.reading.qualifier != "max"]
         other_basis = [p for p in same_unit if _same_amount_other_basis(a, p.reading)]
@@ -401,6 +407,27 @@ def _duration_facet(
     if agree:
         return "supported", [p for p in support if p not in timed or p in agree] or agree, []
     return "contradicted", [], timed
+
+
+def _below_the_dose(a: Reading, p: PassageReading, pool: Sequence[PassageReading]) -> bool:
+    """Whether ``p`` is a maximum that an exact amount meets only by being lower than the dose
+    the passages state on the same basis ("450–975 mg a day" against "750–1,500 mg a day; at
+    most 2,000 mg a day"): the ceiling does not make an amount under the dose range right
+    (round 25)."""
+    if a.amount is None or a.amount.kind != "exact" or a.qualifier in ("max", "min"):
+        return False
+    r = p.reading
+    if r.amount is None or (r.amount.kind != "max" and r.qualifier != "max"):
+        return False
+    return any(
+        q.reading.amount is not None
+        and q.reading.amount.kind == "exact"
+        and q.reading.qualifier in (None, "usual")
+        and q.reading.basis == r.basis
+        and q.reading.drugs == r.drugs
+        and a.amount.low < q.reading.amount.low
+        for q in pool
+    )
 
 
 def _cap_only(a: Reading, p: PassageReading, pool: Sequence[PassageReading]) -> bool:
@@ -801,8 +828,10 @@ _ORGANS: Final = frozenset({"renal", "hepatic"})
 def _dosed_for_group(a: Reading, passages: Sequence[PassageReading]) -> list[PassageReading]:
     """The passage doses of the drug for the age group a positive safety claim is about, alone
     (no risk condition: "it may be used from 3 years", "cho bé 5 tuổi uống được"), with an age
-    band that holds the answer's (both without one: any dose for the group)."""
-    if a.polarity in NEGATIVE or not a.drugs or not a.conditions:
+    band that holds the answer's (both without one: any dose for the group). An answer that
+    names no drug ("Thuốc dành cho trẻ từ 2 tuổi trở lên") is met by the doses of passages
+    that name none either (round 25)."""
+    if a.polarity in NEGATIVE or not a.conditions:
         return []
     groups = a.conditions & _AGE_GROUPS
     if groups != a.conditions:
@@ -812,7 +841,7 @@ def _dosed_for_group(a: Reading, passages: Sequence[PassageReading]) -> list[Pas
         for p in passages
         if p.reading.kind == "dose"
         and p.reading.amount is not None
-        and a.drugs & p.reading.drugs
+        and (a.drugs & p.reading.drugs if a.drugs else not p.reading.drugs)
         and groups <= p.reading.populations
         and _age_held(a.age, p.reading.age)
     ]
