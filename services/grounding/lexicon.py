@@ -126,18 +126,18 @@ DOSE_CUES: Final[dict[str, tuple[str, ...]]] = {
         tablets | capsule | capsules | daily | a day | per day | every | maximum | max | up to |
         no more than | do not exceed | once | twice | times | syrup | injection | inject |
         injected | given | be given | inhale | inhaled | instil | instill | instilled | apply |
-        applied | insert | inserted | use | used"""
+        applied | insert | inserted | use | used | injections | shot | shots | jab | jabs"""
     ),
     "nl": _phrases(
         """dosis | doses | dosering | innemen | inname | neem | neemt | nemen | geef | tablet |
         tabletten | capsule | capsules | per dag | daags | elke | iedere | maximaal | maximum |
         hoogstens | niet meer dan | keer | maal | stroop | injectie | gegeven | toegediend |
         toedienen | spuiten | inhaleren | gebruik | gebruiken | gebruikt | aanbrengen | breng |
-        inbrengen | druppel | druppelen | smeer | smeren"""
+        inbrengen | druppel | druppelen | smeer | smeren | injecties | prik | prikken"""
     ),
     "vi": _phrases(
         """liều | liều dùng | liều lượng | uống | dùng | viên | mỗi ngày | một ngày | hằng ngày |
-        tối đa | không quá | lần | tiêm | siro | cách nhau | xịt | hít | nhỏ | bôi"""
+        tối đa | không quá | lần | tiêm | siro | cách nhau | xịt | hít | nhỏ | bôi | mũi"""
     ),
 }
 

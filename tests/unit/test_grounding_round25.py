@@ -1,15 +1,15 @@
-"""The twenty-fifth round (issue 10): a dose raised step by step. The size of a step ("by 25 mg",
-"telkens 25 mg erbij", "tăng thêm 25 mg") and how often a step is taken ("every 2 weeks", "niet
-sneller dan eens per week", "at weekly intervals") are no dose and no frequency of one: they
-are compared with the passages' steps, and where the passages describe none, their numbers
-must still be the passages'. The targets and ceilings keep their dose rules. Own sentences in
-English, Dutch and Vietnamese about drugs the lexicon knows; every rule has a must-flag twin
-that is still caught as critical, and every group fails without the change.
-
-Also: an answer that names what a drugless passage's document id files it under ("De inductie met
-foscarnet is 5 mg/kg …" beside "smpc-foscarnet-nl-02: Inductiebehandeling: 60 mg/kg …") is bound
-to that passage, in a sentence that states a number; a ceiling does not back an amount below
-the dose range; a product no lexicon names is allowed in the age group its passage doses."""
+"""The twenty-fifth round (issue 10), one group per mechanism. A dose raised step by step: the
+size of a step ("by 25 mg", "telkens 25 mg erbij", "tăng thêm 25 mg") and how often a step is
+taken ("every 2 weeks", "niet sneller dan eens per week", "at weekly intervals") are no dose and
+no frequency of one; they are compared with the passages' steps, and where the passages describe
+none, their numbers must still be the passages'. An answer that names what a drugless passage's
+document id files it under is bound to that passage; a ceiling does not back an amount below the
+dose range; an if-clause of circumstance casts no verdict on the drug; a product no lexicon
+names is allowed in the age group its passage doses; shots and prikken of a vaccine are doses; a
+Dutch age "8 weken oud" is the baby's. Own sentences in English, Dutch and Vietnamese, with drugs
+the lexicon knows or invented products (Velmora, zorvatide); every rule has a must-flag twin that
+is still caught as critical (or a guard that must stay as it was), and every group fails without
+its change."""
 
 from __future__ import annotations
 
@@ -269,6 +269,50 @@ def test_a_ceiling_does_not_back_an_amount_below_the_dose_range(
     assert critical(report(below, [passage], language))
 
 
+# --- a clause of circumstance casts no verdict --------------------------------------------------
+
+_SPRINKLE = [
+    "Velmora 100 mg capsules: one capsule once a day.",
+    "Swallow the capsule whole, or open it and sprinkle the contents onto a spoonful of "
+    "applesauce. Do not use Velmora during pregnancy.",
+]
+
+
+def test_an_if_clause_of_circumstance_casts_no_verdict_on_the_drug() -> None:
+    answer = (
+        "Take one 100 mg Velmora capsule once a day. If swallowing is a problem, the capsule "
+        "can be opened and the contents sprinkled on a spoonful of applesauce."
+    )
+    assert not report(answer, _SPRINKLE, "en").ungrounded
+
+
+@pytest.mark.parametrize(
+    ("answer", "language"),
+    [
+        ("Take one 100 mg Velmora capsule once a day. If pregnant, it is fine to take it.", "en"),
+        (
+            "Neem eenmaal per dag één capsule Velmora van 100 mg. Als u zwanger bent, is dat geen "
+            "probleem.",
+            "nl",
+        ),
+        ("Uống Velmora 100 mg mỗi ngày một lần. Nếu đang mang thai thì vẫn có thể dùng.", "vi"),
+    ],
+)
+def test_a_verdict_after_a_condition_is_still_read(answer: str, language: str) -> None:
+    passages = {
+        "en": _SPRINKLE,
+        "nl": [
+            "Velmora 100 mg capsules: eenmaal per dag één capsule.",
+            "Gebruik Velmora niet tijdens de zwangerschap.",
+        ],
+        "vi": [
+            "Velmora viên nang 100 mg: mỗi ngày một lần một viên.",
+            "Không dùng Velmora cho phụ nữ có thai.",
+        ],
+    }[language]
+    assert critical(report(answer, passages, language))
+
+
 # --- a permission for an age group, about a product no lexicon names ----------------------------
 
 #: a passage of a product no lexicon knows, with a dose for adults and children from 2 years;
@@ -297,3 +341,56 @@ def test_an_unnamed_products_dose_for_a_group_allows_its_use_there(
     passages = [("leaflet-eye-drops-02", passage)]
     assert not check_report(right, passages, language).ungrounded
     assert critical(check_report(younger, passages, language))
+
+
+# --- shots of a vaccine are doses; a baby "8 weken oud" -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("passage", "answer", "language"),
+    [
+        (
+            "Dengvaxa. 0.5 ml under the skin, two doses 3 months apart.",
+            "The course is two shots of 0.5 ml under the skin, one month apart.",
+            "en",
+        ),
+        (
+            "Dengvaxa. 0,5 ml subcutaan, twee doses met 3 maanden ertussen.",
+            "Het schema bestaat uit twee prikken van 0,5 ml onder de huid, met één maand ertussen.",
+            "nl",
+        ),
+        (
+            "Dengvaxa. Tiêm dưới da 0,5 ml, 2 liều cách nhau 3 tháng.",
+            "Lịch gồm 2 mũi 0,5 ml dưới da, mũi thứ hai sau mũi đầu 1 tháng.",
+            "vi",
+        ),
+    ],
+)
+def test_a_wrong_time_between_shots_is_a_critical_dose_finding(
+    passage: str, answer: str, language: str
+) -> None:
+    assert critical(report(answer, [passage], language))
+
+
+def test_a_dutch_age_in_weeks_said_with_oud_is_the_babys_age() -> None:
+    from datetime import UTC, datetime
+
+    from schemas.events import ChatEvent
+    from services.checking import ClaimChecker
+    from services.settings import Settings
+
+    question = ChatEvent(
+        schema_version=1,
+        event_id="q",
+        conversation_id="c",
+        turn_index=0,
+        timestamp=datetime(2026, 1, 1, tzinfo=UTC),
+        role="user",
+        content="Onze zoon is 8 weken oud. Hoeveel prikken krijgt hij?",
+        language="nl",
+    )
+    context = ClaimChecker(Settings()).medical_context(question)
+    assert context is not None
+    assert context.age_min_years is not None
+    assert abs(context.age_min_years - 8 * 7 / 365) < 1e-6
+    assert "child" in context.populations

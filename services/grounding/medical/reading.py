@@ -640,7 +640,7 @@ def _ages(
             continue
         scale = per if per is not None else Decimal(1)
         stop = j if bare else j + 1
-        if stop < hi and words[stop] in ("tuổi", "old"):  # "6 tháng tuổi", "6 years old"
+        if stop < hi and words[stop] in ("tuổi", "old", "oud"):  # "6 tháng tuổi", "6 jaar oud"
             stop += 1
         if stop + 1 < hi and words[stop] == "-" and words[stop + 1] == "old":
             stop += 2
@@ -654,7 +654,7 @@ def _ages(
         after = tuple(words[stop : stop + 3])
         marked = (
             bool(before & (w.above_before | w.below_before | _AGE_MARKS))
-            or words[stop - 1] in ("tuổi", "old")
+            or words[stop - 1] in ("tuổi", "old", "oud")
             or w.kin_age(words, i, lo)
             or any(after[: len(p)] == p for p in (*w.above_after, *w.below_after))
             or (high is not None and not bare and words[stop : stop + 1] == [":"])
@@ -664,7 +664,7 @@ def _ages(
             continue
         # weeks and days are a baby's age only when "old" says so or a child's noun comes
         # before ("my 6-week-old", "baby van 10 dagen", "6 tuần tuổi"), not "at least 4 weeks"
-        said_old = words[stop - 1] in ("tuổi", "old") or w.kin_age(words, i, lo)
+        said_old = words[stop - 1] in ("tuổi", "old", "oud") or w.kin_age(words, i, lo)
         if per is not None and per < Decimal(1) / Decimal(12) and not said_old:
             i = stop
             continue
@@ -876,6 +876,41 @@ def _clause_polarity(
     if negatives:
         return max(negatives, key=lambda v: _STRENGTH[v])
     return votes[0] if votes else None
+
+
+#: Words that open a clause of circumstance ("If swallowing is a problem, …").
+_CONDITIONAL: Final = {
+    "en": frozenset({"if", "when", "whenever"}),
+    "nl": frozenset({"als", "indien", "wanneer"}),
+    "vi": frozenset({"nếu", "khi"}),
+}
+
+
+def _circumstance(
+    clause: tuple[int, int],
+    words: list[str],
+    cues: list[tuple[int, int, Cue]],
+    drugs: list[tuple[int, int, str]],
+    lang: str,
+) -> bool:
+    """Whether ``clause`` only sets a circumstance: it opens with "if" / "als" / "nếu" and
+    names no drug, no use of one and no negation, and goes on to no main clause ("If
+    swallowing is a problem, the capsule can be opened": the problem is the swallowing's, no
+    verdict on the drug; round 25). "If pregnant, do not take it" and "Nếu đang mang thai thì
+    bạn không nên dùng" keep their verdicts."""
+    lo, hi = clause
+    if lo >= hi or words[lo] not in _CONDITIONAL[lang]:
+        return False
+    if any(lo <= s < hi for s, _, _ in drugs) or not _MAIN_CLAUSE.isdisjoint(words[lo:hi]):
+        return False
+    return not any(
+        c.kind in ("use", "modal", "modal_after", "neg", "wneg") and lo <= s < hi
+        for s, _, c in cues
+    )
+
+
+#: Words that open the main clause after a condition ("nếu … thì …", "if …, then …").
+_MAIN_CLAUSE: Final = frozenset({"then", "dan", "thì"})
 
 
 #: Polarity values that advise on an action: beside a dose change they are about the change.
@@ -1436,7 +1471,11 @@ def read_sentence(
 
     def polarity(clause: tuple[int, int]) -> Polarity | None:
         if clause not in polarities:
-            polarities[clause] = _clause_polarity(cues, clause, _NEGATION[lang], words, times)
+            polarities[clause] = (
+                None
+                if _circumstance(clause, words, cues, drugs, lang)
+                else _clause_polarity(cues, clause, _NEGATION[lang], words, times)
+            )
         return polarities[clause]
 
     beside: tuple[int, int] | None = None
