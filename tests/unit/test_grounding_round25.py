@@ -6,10 +6,11 @@ none, their numbers must still be the passages'. An answer that names what a dru
 document id files it under is bound to that passage; a ceiling does not back an amount below the
 dose range; an if-clause of circumstance casts no verdict on the drug; a product no lexicon
 names is allowed in the age group its passage doses; shots and prikken of a vaccine are doses; a
-Dutch age "8 weken oud" is the baby's. Own sentences in English, Dutch and Vietnamese, with drugs
-the lexicon knows or invented products (Velmora, zorvatide); every rule has a must-flag twin that
-is still caught as critical (or a guard that must stay as it was), and every group fails without
-its change."""
+Dutch age "8 weken oud" is the baby's; a permission for an age past the passages' ban ("under 2
+years") is backed by it; ages in words ("your five-year-old") are ages. Own sentences in English,
+Dutch and Vietnamese, with drugs the lexicon knows or invented products (Velmora, zorvatide);
+every rule has a must-flag twin that is still caught as critical (or a guard that must stay as it
+was), and every group fails without its change."""
 
 from __future__ import annotations
 
@@ -394,3 +395,60 @@ def test_a_dutch_age_in_weeks_said_with_oud_is_the_babys_age() -> None:
     assert context.age_min_years is not None
     assert abs(context.age_min_years - 8 * 7 / 365) < 1e-6
     assert "child" in context.populations
+
+
+# --- a permission for an age past the passages' ban; ages in words ---------------------------
+
+#: a passage that forbids a product below 2 years; a permission for a child of 5, and one for a
+#: child of 1
+_PAST_BAN = [
+    (
+        "Velmora 5% lotion. Do not use Velmora on children under 2 years of age.",
+        "Velmora is fine for your 5-year-old.",
+        "Velmora is fine for your 1-year-old.",
+        "en",
+    ),
+    (
+        "Velmora 5% lotion. Do not use Velmora on children under 2 years of age.",
+        "Velmora is fine for your five-year-old.",
+        "Velmora is fine for your one-year-old.",
+        "en",
+    ),
+    (
+        "Velmora 5% lotion. Gebruik Velmora niet bij kinderen jonger dan 2 jaar.",
+        "Uw zoon van 5 mag Velmora gebruiken.",
+        "Uw dochter van 1 jaar mag Velmora gebruiken.",
+        "nl",
+    ),
+    (
+        "Velmora dung dịch 5%. Không dùng Velmora cho trẻ dưới 2 tuổi.",
+        "Bé 5 tuổi dùng Velmora được.",
+        "Bé 1 tuổi dùng Velmora được.",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("passage", "older", "younger", "language"), _PAST_BAN)
+def test_a_permission_for_an_age_past_the_ban_is_backed_by_it(
+    passage: str, older: str, younger: str, language: str
+) -> None:
+    assert not report(older, [passage], language).ungrounded
+    assert critical(report(younger, [passage], language))
+
+
+@pytest.mark.parametrize(
+    ("text", "language", "age"),
+    [
+        ("A girl of six years can use Velmora.", "en", 6),
+        ("Velmora is fine for your five-year-old.", "en", 5),
+        ("Een baby van drie maanden mag geen Velmora gebruiken.", "nl", 0.25),
+    ],
+)
+def test_an_age_in_words_is_read(text: str, language: str, age: float) -> None:
+    readings = read_text(text, language, load_lexicon())
+    assert readings
+    assert readings[0].age is not None
+    low = readings[0].age[0]
+    assert low is not None
+    assert abs(float(low) - age) < 1e-6

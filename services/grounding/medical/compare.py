@@ -892,6 +892,32 @@ def _advised_against(a: Reading, passages: Sequence[PassageReading]) -> list[Pas
     ]
 
 
+def _past_the_ban(a: Reading, passages: Sequence[PassageReading]) -> list[PassageReading]:
+    """The drug's prohibitions for the young below an age that a permission for one older
+    patient clears ("your five-year-old can use it" against "Do not use on children under 2
+    years"): the passages forbid the group only below that age, and no other statement of
+    theirs about the group forbids the patient's age (:func:`_advised_against` finds those).
+    Only for a single age and statements about age groups alone (round 25)."""
+    if a.kind != "contraindication" or a.polarity in NEGATIVE or not a.conditions <= _AGE_GROUPS:
+        return []
+    if a.age is None or a.age[0] is None or a.age[0] != a.age[1]:
+        return []
+    age = a.age[0]
+    bans = [
+        p
+        for p in passages
+        if p.reading.kind == "contraindication"
+        and p.reading.polarity in NEGATIVE
+        and p.reading.age is not None
+        and p.reading.age[0] is None
+        and p.reading.age[1] is not None
+        and p.reading.conditions <= _AGE_GROUPS
+        and a.populations & p.reading.populations
+        and _drugs_ok(a, p.reading)
+    ]
+    return [p for p in bans if p.reading.age is not None and age >= (p.reading.age[1] or age)]
+
+
 def _treated_group(a: Reading, passages: Sequence[PassageReading]) -> bool:
     """Whether a young patient's group (a child, an infant, an adolescent) is one the same
     drug's passages say it is used in or allowed for, with an age band that holds the patient's
@@ -1081,6 +1107,10 @@ def compare(
             # what they describe ("children from 3 years: 1 drop twice a day" backs "it may be
             # used from 3 years")
             status, support, against = "supported", dosed, []
+    if status == "unknown":
+        cleared = _past_the_ban(a, passages)
+        if cleared:
+            status, support, against = "supported", cleared, []
     if a.age is not None and status in ("supported", "unknown"):
         advised_against = _advised_against(a, passages)
         if advised_against:

@@ -416,6 +416,8 @@ _AGE_VI = _AgeWords(
     people=frozenset({"người", "nhân", "ai"}),  # "bệnh nhân", "người bệnh"
 )
 _AGE_WORDS: Final = {"en": _AGE_EN, "nl": _AGE_NL, "vi": _AGE_VI}
+#: Number words, for a sentence whose age is written out ("a girl of six years").
+_NUMBER_WORDS: Final = frozenset(NUMBER_WORDS)
 
 
 def _ages_en(
@@ -617,7 +619,9 @@ def _ages(
     words, kinds = tokens.words, tokens.kinds
     out: list[tuple[int, int, Decimal | None, Decimal | None]] = []
     triggers = _AGE_TRIGGERS.get(id(w)) or _age_triggers(w)
-    if triggers.isdisjoint(words[lo:hi]) or NUM not in kinds[lo:hi]:
+    if triggers.isdisjoint(words[lo:hi]) or (
+        NUM not in kinds[lo:hi] and _NUMBER_WORDS.isdisjoint(words[lo:hi])
+    ):
         return out  # most sentences: decided in C
     i = lo
     while i < hi:
@@ -704,12 +708,18 @@ def _band_end(tokens: Tokens, at: int, hi: int, w: _AgeWords) -> tuple[Decimal, 
 
 def _counted_age(words: list[str], i: int, hi: int, w: _AgeWords) -> bool:
     """A number word right before a year or month word after a child's noun and its "of" ("een
-    baby van drie maanden", "a girl of six years")."""
+    baby van drie maanden", "a girl of six years"), or joined to one and "old" ("your
+    five-year-old", "a six-month-old"; round 25)."""
+    if words[i] not in NUMBER_WORDS:
+        return False
+    if i + 1 < hi and (words[i + 1] in w.years or words[i + 1] in w.months):
+        return w.kin_age(words, i, 0)
     return (
-        words[i] in NUMBER_WORDS
-        and i + 1 < hi
-        and (words[i + 1] in w.years or words[i + 1] in w.months)
-        and w.kin_age(words, i, 0)
+        i + 4 < hi + 1
+        and words[i + 1 : i + 2] == ["-"]
+        and i + 2 < hi
+        and w.scale(words[i + 2]) is not None
+        and words[i + 3 : i + 5] == ["-", "old"]
     )
 
 
