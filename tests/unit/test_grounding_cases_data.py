@@ -2,8 +2,8 @@
 
 These checks read the data only; they do not run the grounding check. They hold the set to what its
 README promises: one JSON object per line, unique ids, at least eight cases of every kind in every
-language with both tuning splits (and twenty-four later held-out splits, *fresh*, *fresh2*, …
-*fresh28*, of at least twenty cases per language over every kind),
+language with both tuning splits (and thirty later held-out splits, *fresh*, *fresh2*, …
+*fresh30*, of at least twenty cases per language over every kind),
 passages that are valid ``Passage`` wire objects, citations that are fabricated exactly where the
 kind says so, and labels that follow the kind.
 """
@@ -47,6 +47,8 @@ SPLITS = (
     "fresh26",
     "fresh27",
     "fresh28",
+    "fresh29",
+    "fresh30",
 )
 #: the later held-out splits: at least so many cases per language, and per kind in each language
 MIN_FRESH_PER_LANGUAGE = 20
@@ -79,6 +81,8 @@ MIN_FRESH_PER_KIND = {
     "fresh26": 2,
     "fresh27": 2,
     "fresh28": 2,
+    "fresh29": 2,
+    "fresh30": 2,
 }
 
 #: kind -> (flagged, critical); ``None`` for critical means either (a citation case is critical
@@ -294,6 +298,8 @@ def _readme_table(section: str) -> dict[str, tuple[int, ...]]:
         ("Fresh26", ("fresh26",)),
         ("Fresh27", ("fresh27",)),
         ("Fresh28", ("fresh28",)),
+        ("Fresh29", ("fresh29",)),
+        ("Fresh30", ("fresh30",)),
     ],
 )
 def test_readme_counts_match_the_data(section: str, splits: tuple[str, ...]) -> None:
