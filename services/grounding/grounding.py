@@ -554,11 +554,13 @@ def _prepare(
     names = registry.entities if registry is not None else frozenset()
     lex = lexicon if lexicon is not None else load_lexicon()
     evidence = Evidence(event.retrieval or [], language, lex, cache)
-    if any(p.subjects for p in evidence.passages):
-        written = _filed_written(event.content, language, evidence)
-        evidence.adopt(_written_names(event.content), written)
-    elif any(p.filed for p in evidence.passages):
-        evidence.adopt(frozenset(), _filed_written(event.content, language, evidence))
+    if any(p.subjects or p.filed for p in evidence.passages):
+        capitalised = (
+            _written_names(event.content)
+            if any(p.subjects for p in evidence.passages)
+            else frozenset()
+        )
+        evidence.adopt(capitalised, _filed_written(event.content, language, evidence))
     lex = lex.with_names(evidence.names)  # drugs the passages name in their openings
     said = frozenset(context.amounts) if context is not None else frozenset()
     carry = _carry(context, evidence)

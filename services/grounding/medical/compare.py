@@ -903,19 +903,17 @@ def _past_the_ban(a: Reading, passages: Sequence[PassageReading]) -> list[Passag
     if a.age is None or a.age[0] is None or a.age[0] != a.age[1]:
         return []
     age = a.age[0]
-    bans = [
-        p
-        for p in passages
-        if p.reading.kind == "contraindication"
-        and p.reading.polarity in NEGATIVE
-        and p.reading.age is not None
-        and p.reading.age[0] is None
-        and p.reading.age[1] is not None
-        and p.reading.conditions <= _AGE_GROUPS
-        and a.populations & p.reading.populations
-        and _drugs_ok(a, p.reading)
-    ]
-    return [p for p in bans if p.reading.age is not None and age >= (p.reading.age[1] or age)]
+    cleared: list[PassageReading] = []
+    for p in passages:
+        r = p.reading
+        if r.kind != "contraindication" or r.polarity not in NEGATIVE or r.age is None:
+            continue
+        below, limit = r.age
+        if below is not None or limit is None or age < limit:
+            continue  # not a ban below an age, or one that holds the patient
+        if r.conditions <= _AGE_GROUPS and a.populations & r.populations and _drugs_ok(a, r):
+            cleared.append(p)
+    return cleared
 
 
 def _treated_group(a: Reading, passages: Sequence[PassageReading]) -> bool:

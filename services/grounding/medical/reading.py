@@ -715,11 +715,11 @@ def _counted_age(words: list[str], i: int, hi: int, w: _AgeWords) -> bool:
     if i + 1 < hi and (words[i + 1] in w.years or words[i + 1] in w.months):
         return w.kin_age(words, i, 0)
     return (
-        i + 4 < hi + 1
-        and words[i + 1 : i + 2] == ["-"]
-        and i + 2 < hi
+        i + 4 < hi
+        and words[i + 1] == "-"
         and w.scale(words[i + 2]) is not None
-        and words[i + 3 : i + 5] == ["-", "old"]
+        and words[i + 3] == "-"
+        and words[i + 4] == "old"
     )
 
 
@@ -2280,7 +2280,8 @@ def _step_paces(
         if high <= _LONGEST_INTERVAL:
             continue  # a day to a week: read as an interval already, where it is one
         if any(c.kind == "ivl_before" and e <= a.t0 and a.t0 - e <= 2 for _, e, c in cues):
-            out.append(_Item("freq", a.t0, a.t1, Span(_DAY / high, _DAY / low)))
+            # marked a step already: used only as a pace, never as a dose's frequency
+            out.append(_Item("freq", a.t0, a.t1, Span(_DAY / high, _DAY / low), step=True))
     return out
 
 
@@ -2324,6 +2325,11 @@ def _steps(
         and it.span.high <= _ONCE_A_DAY
         and it.span.low < _ONCE_A_DAY
         and not after_dose(it.t0)
+    ]
+    # a long pace after a dose ("150 mg every 3 months") is no pace, and no frequency either
+    # (read only for steps: :func:`_step_paces`)
+    items = [
+        it for it in items if not (it.step and it.kind == "freq") or any(it is p for p in pace)
     ]
     weekly: list[tuple[int, int]] = []
     for k, (s, e, c) in enumerate(cues):
