@@ -15,7 +15,7 @@ numbers. With no passages nothing is grounded.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from functools import cached_property
@@ -157,11 +157,15 @@ class Evidence:
                 out[i] = frozenset(drugs)
         return out
 
-    def adopt(self, written: frozenset[str], words: frozenset[str] = frozenset()) -> dict[str, str]:
+    def adopt(
+        self, written: frozenset[str], words: Mapping[str, str] | None = None
+    ) -> dict[str, str]:
         """Teach the event the passages' subject names (:attr:`PreparedPassage.subjects`) that
         the answer writes too (``written``: the spelling keys of its capitalised words), and the
         names a passage that names no drug is filed under (:attr:`PreparedPassage.filed`) that
-        it writes in any case (``words``: the spelling keys of its words): a name the lexicon
+        it writes in any case (``words``: the spelling key of each such word as written, to the
+        filed name it stands for, the same or one letter off: "benztropine" for "benzatropine"):
+        a name the lexicon
         does not know ("Stelazine", "Norprolac", "foscarnet") then binds the answer's figures to
         the passage about it, and a passage that names no drug, with its sibling chunks, is
         about that name. Call before the readings are used; returns what it taught.
@@ -172,11 +176,17 @@ class Evidence:
             for key, drug in p.subjects
             if key in written and key not in self.names
         }
+        meant = frozenset((words or {}).values())
         found |= {
             key: key
             for p in self.passages
             for key in p.filed
-            if key in words and key not in self.names and key not in found
+            if key in meant and key not in self.names and key not in found
+        }
+        found |= {  # the answer's own spelling of a filed name binds it too
+            key: found.get(filed) or self.names[filed]
+            for key, filed in (words or {}).items()
+            if key != filed and (filed in found or filed in self.names) and key not in self.names
         }
         if not found:
             return {}

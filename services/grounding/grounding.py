@@ -560,7 +560,7 @@ def _prepare(
             if any(p.subjects for p in evidence.passages)
             else frozenset()
         )
-        evidence.adopt(capitalised, _filed_written(event.content, language, evidence))
+        evidence.adopt(capitalised, _filed_written(event.content, language, evidence, lex))
     lex = lex.with_names(evidence.names)  # drugs the passages name in their openings
     said = frozenset(context.amounts) if context is not None else frozenset()
     carry = _carry(context, evidence)
@@ -580,25 +580,53 @@ def _prepare(
     return language, claims, evidence
 
 
-def _filed_written(text: str, language: str | None, evidence: Evidence) -> frozenset[str]:
+def _filed_written(
+    text: str, language: str | None, evidence: Evidence, lexicon: MedicalLexicon
+) -> dict[str, str]:
     """The names drugless passages are filed under (:attr:`PreparedPassage.filed`) that the
     text writes, in any case, in a sentence that states a number ("De inductie met foscarnet is
     5 mg/kg …" beside "smpc-foscarnet-nl-02"): a dose or schedule about that product. A name
-    said without one ("your rabies vaccination record") binds nothing."""
+    said without one ("your rabies vaccination record") binds nothing. ``{spelling key as
+    written: filed name}``: a name of eight letters or more may be written one letter off the
+    filing, as INNs are spelled apart ("benztropine" for "smpc-benzatropine-en-02"), unless the
+    lexicon knows it as a drug of its own."""
     filed = {k for p in evidence.passages for k in p.filed}
     if not filed:
-        return frozenset()
-    out: set[str] = set()
+        return {}
+    long = [k for k in filed if len(k) >= _NEAR_NAME]
+    out: dict[str, str] = {}
     for sentence in split_sentences(text, language):
         if not any(ch.isdigit() for ch in sentence.text):
             continue
         t = tokenize(sentence.text)
-        out.update(
-            key
-            for w, k in zip(t.words, t.kinds, strict=True)
-            if k == WORD and len(w) >= 5 and (key := spelling_key(w)) in filed
-        )
-    return frozenset(out)
+        for w, k in zip(t.words, t.kinds, strict=True):
+            if k != WORD or len(w) < 5:
+                continue
+            key = spelling_key(w)
+            if key in filed:
+                out[key] = key
+            elif len(key) >= _NEAR_NAME and lexicon.known_drug(w) is None:
+                near = [f for f in long if _one_edit(key, f)]
+                if len(near) == 1:
+                    out[key] = near[0]
+    return out
+
+
+#: Shortest name that may be written one letter off its filing (:func:`_filed_written`).
+_NEAR_NAME: Final = 8
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` differ by one inserted, deleted or changed letter."""
+    if abs(len(a) - len(b)) > 1 or a == b:
+        return False
+    if len(a) == len(b):
+        return sum(x != y for x, y in zip(a, b, strict=True)) == 1
+    short, long_ = (a, b) if len(a) < len(b) else (b, a)
+    i = next(
+        (i for i, (x, y) in enumerate(zip(short, long_[:-1], strict=True)) if x != y), len(short)
+    )
+    return short[i:] == long_[i + 1 :]
 
 
 def _written_names(text: str) -> frozenset[str]:

@@ -3,14 +3,14 @@ size of a step ("by 25 mg", "telkens 25 mg erbij", "tăng thêm 25 mg") and how 
 taken ("every 2 weeks", "niet sneller dan eens per week", "at weekly intervals") are no dose and
 no frequency of one; they are compared with the passages' steps, and where the passages describe
 none, their numbers must still be the passages'. An answer that names what a drugless passage's
-document id files it under is bound to that passage; a ceiling does not back an amount below the
-dose range; an if-clause of circumstance casts no verdict on the drug; a product no lexicon
-names is allowed in the age group its passage doses; shots and prikken of a vaccine are doses; a
-Dutch age "8 weken oud" is the baby's; a permission for an age past the passages' ban ("under 2
-years") is backed by it; ages in words ("your five-year-old") are ages. Own sentences in English,
-Dutch and Vietnamese, with drugs the lexicon knows or invented products (Velmora, zorvatide);
-every rule has a must-flag twin that is still caught as critical (or a guard that must stay as it
-was), and every group fails without its change."""
+document id files it under (also one letter off) is bound to that passage; a ceiling does not
+back an amount below the dose range; an if-clause of circumstance casts no verdict on the drug;
+a product no lexicon names is allowed in the age group its passage doses; shots and prikken of a
+vaccine are doses; a Dutch age "8 weken oud" is the baby's; a permission for an age past the
+passages' ban ("under 2 years") is backed by it; ages in words ("your five-year-old") are ages.
+Own sentences in English, Dutch and Vietnamese, with drugs the lexicon knows or invented products
+(Velmora, zorvatide); every rule has a must-flag twin that is still caught as critical (or a
+guard that must stay as it was), and every group fails without its change."""
 
 from __future__ import annotations
 
@@ -176,8 +176,8 @@ def test_a_starting_dose_or_a_target_is_no_step(text: str, language: str) -> Non
 # --- a passage filed under a drug its text does not name ---------------------------------------
 
 #: two passages that name no drug in their text, filed under two products no lexicon knows; an
-#: answer that gives the first product's induction dose, and one that gives the second's under
-#: the first's name (the wrong drug's figures)
+#: answer that gives the first product's dose, and one that gives the second's under the first's
+#: name (the wrong drug's figures)
 _FILED = [
     (
         [
@@ -205,6 +205,35 @@ _FILED = [
         "Liều khởi đầu của zorvatide là 60 mg/kg mỗi 8 giờ, truyền tĩnh mạch.",
         "Liều khởi đầu của zorvatide là 5 mg/kg mỗi 12 giờ trong 14 đến 21 ngày.",
         "vi",
+    ),
+    # the name written one letter off its filing (as INNs are spelled apart: benztropine,
+    # benzatropine)
+    (
+        [
+            ("smpc-zorvatropine-en-02", "Extrapyramidal disorders: 1 to 4 mg once or twice daily."),
+            (
+                "smpc-quellamir-en-02",
+                "The usual daily dose is 5 to 15 mg, in 3 or 4 divided doses.",
+            ),
+        ],
+        "Zorvtropine is taken as 1 to 4 mg once or twice daily.",
+        "Zorvtropine is usually taken as 5 to 15 mg a day, in 3 or 4 divided doses.",
+        "en",
+    ),
+    (
+        [
+            (
+                "smpc-zorvatropine-nl-02",
+                "Extrapiramidale stoornissen: 1 tot 4 mg een- of tweemaal per dag.",
+            ),
+            (
+                "smpc-quellamir-nl-02",
+                "De gebruikelijke dagdosis is 5 tot 15 mg, verdeeld over 3 of 4 giften.",
+            ),
+        ],
+        "Zorvtropine neemt u als 1 tot 4 mg een- of tweemaal per dag.",
+        "Zorvtropine neemt u meestal als 5 tot 15 mg per dag, verdeeld over 3 of 4 giften.",
+        "nl",
     ),
 ]
 
