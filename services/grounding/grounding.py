@@ -554,12 +554,9 @@ def _prepare(
     names = registry.entities if registry is not None else frozenset()
     lex = lexicon if lexicon is not None else load_lexicon()
     evidence = Evidence(event.retrieval or [], language, lex, cache)
-    if any(p.subjects or p.filed for p in evidence.passages):
-        capitalised = (
-            _written_names(event.content)
-            if any(p.subjects for p in evidence.passages)
-            else frozenset()
-        )
+    subjects = any(p.subjects for p in evidence.passages)
+    if subjects or any(p.filed for p in evidence.passages):
+        capitalised = _written_names(event.content) if subjects else frozenset()
         evidence.adopt(capitalised, _filed_written(event.content, language, evidence, lex))
     lex = lex.with_names(evidence.names)  # drugs the passages name in their openings
     said = frozenset(context.amounts) if context is not None else frozenset()

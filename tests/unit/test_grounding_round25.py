@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import pytest
 
+from services.grounding.grounding import medical_context
 from services.grounding.medical.examples import read_text
 from services.grounding.medical.lexicon import load_lexicon
 from tests.support.grounding_checks import check_report, critical
@@ -403,24 +404,7 @@ def test_a_wrong_time_between_shots_is_a_critical_dose_finding(
 
 
 def test_a_dutch_age_in_weeks_said_with_oud_is_the_babys_age() -> None:
-    from datetime import UTC, datetime
-
-    from schemas.events import ChatEvent
-    from services.checking import ClaimChecker
-    from services.settings import Settings
-
-    question = ChatEvent(
-        schema_version=1,
-        event_id="q",
-        conversation_id="c",
-        turn_index=0,
-        timestamp=datetime(2026, 1, 1, tzinfo=UTC),
-        role="user",
-        content="Onze zoon is 8 weken oud. Hoeveel prikken krijgt hij?",
-        language="nl",
-    )
-    context = ClaimChecker(Settings()).medical_context(question)
-    assert context is not None
+    context = medical_context("Onze zoon is 8 weken oud. Hoeveel prikken krijgt hij?", "nl")
     assert context.age_min_years is not None
     assert abs(context.age_min_years - 8 * 7 / 365) < 1e-6
     assert "child" in context.populations

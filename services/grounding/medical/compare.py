@@ -866,19 +866,9 @@ def age_within(age: Decimal, band: tuple[Decimal | None, Decimal | None]) -> boo
     return (band[0] is None or band[0] <= age) and (band[1] is None or age < band[1])
 
 
-def _advised_against(a: Reading, passages: Sequence[PassageReading]) -> list[PassageReading]:
-    """The negative safety statements of the drug's passages about an age band that holds the
-    patient's one age ("Not recommended for adults over 65" for a dose given to someone of 72,
-    "niet bij kinderen jonger dan 2 jaar" for a boy of 14 months): a dose for that patient is
-    advised against, whatever the amount; so is a permission for them ("acetylsalicylzuur kunt u
-    haar bij koorts gewoon geven" for a girl of 11 against "niet aan kinderen onder de 16 jaar";
-    round 23). Only for a single age (a person's, not a band) and statements about age groups
-    alone (not "children with liver disease")."""
-    if a.kind != "dose" and a.polarity in NEGATIVE:
-        return []
-    if a.age is None or a.age[0] is None or a.age[0] != a.age[1]:
-        return []
-    age = a.age[0]
+def _age_bans(a: Reading, passages: Sequence[PassageReading]) -> list[PassageReading]:
+    """The drug's negative safety statements about an age group of the answer's, with an age
+    band and about age groups alone (not "children with liver disease")."""
     return [
         p
         for p in passages
@@ -888,7 +878,31 @@ def _advised_against(a: Reading, passages: Sequence[PassageReading]) -> list[Pas
         and p.reading.conditions <= _AGE_GROUPS
         and a.populations & p.reading.populations
         and _drugs_ok(a, p.reading)
-        and age_within(age, p.reading.age)
+    ]
+
+
+def _one_age(a: Reading) -> Decimal | None:
+    """The answer's single age (a person's, not a band), or ``None``."""
+    if a.age is None or a.age[0] is None or a.age[0] != a.age[1]:
+        return None
+    return a.age[0]
+
+
+def _advised_against(a: Reading, passages: Sequence[PassageReading]) -> list[PassageReading]:
+    """The negative safety statements of the drug's passages about an age band that holds the
+    patient's one age ("Not recommended for adults over 65" for a dose given to someone of 72,
+    "niet bij kinderen jonger dan 2 jaar" for a boy of 14 months): a dose for that patient is
+    advised against, whatever the amount; so is a permission for them ("acetylsalicylzuur kunt u
+    haar bij koorts gewoon geven" for a girl of 11 against "niet aan kinderen onder de 16 jaar";
+    round 23). Only for a single age (a person's, not a band) and statements about age groups
+    alone (:func:`_age_bans`)."""
+    age = _one_age(a)
+    if (a.kind != "dose" and a.polarity in NEGATIVE) or age is None:
+        return []
+    return [
+        p
+        for p in _age_bans(a, passages)
+        if p.reading.age is not None and age_within(age, p.reading.age)
     ]
 
 
@@ -898,21 +912,16 @@ def _past_the_ban(a: Reading, passages: Sequence[PassageReading]) -> list[Passag
     years"): the passages forbid the group only below that age, and no other statement of
     theirs about the group forbids the patient's age (:func:`_advised_against` finds those).
     Only for a single age and statements about age groups alone (round 25)."""
-    if a.kind != "contraindication" or a.polarity in NEGATIVE or not a.conditions <= _AGE_GROUPS:
+    age = _one_age(a)
+    if a.kind != "contraindication" or a.polarity in NEGATIVE or age is None:
         return []
-    if a.age is None or a.age[0] is None or a.age[0] != a.age[1]:
+    if not a.conditions <= _AGE_GROUPS:
         return []
-    age = a.age[0]
     cleared: list[PassageReading] = []
-    for p in passages:
-        r = p.reading
-        if r.kind != "contraindication" or r.polarity not in NEGATIVE or r.age is None:
-            continue
-        below, limit = r.age
-        if below is not None or limit is None or age < limit:
-            continue  # not a ban below an age, or one that holds the patient
-        if r.conditions <= _AGE_GROUPS and a.populations & r.populations and _drugs_ok(a, r):
-            cleared.append(p)
+    for p in _age_bans(a, passages):
+        below, limit = p.reading.age or (None, None)
+        if below is None and limit is not None and age >= limit:
+            cleared.append(p)  # a ban below an age the patient is past
     return cleared
 
 
@@ -988,9 +997,9 @@ def _compare_step(a: Reading, passages: Sequence[PassageReading]) -> Comparison:
     against: list[PassageReading] = []
     for p in pool:
         r = p.reading
-        size = _steps_meet(a.amount, r.amount) if a.unit == r.unit else False
-        if a.amount is None or r.amount is None:
-            size = None
+        size = _steps_meet(a.amount, r.amount)
+        if size is not None and a.unit != r.unit:
+            size = False
         pace = _steps_meet(a.frequency, r.frequency)
         verdicts = [v for v in (size, pace) if v is not None]
         if not verdicts:

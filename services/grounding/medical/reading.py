@@ -416,8 +416,6 @@ _AGE_VI = _AgeWords(
     people=frozenset({"người", "nhân", "ai"}),  # "bệnh nhân", "người bệnh"
 )
 _AGE_WORDS: Final = {"en": _AGE_EN, "nl": _AGE_NL, "vi": _AGE_VI}
-#: Number words, for a sentence whose age is written out ("a girl of six years").
-_NUMBER_WORDS: Final = frozenset(NUMBER_WORDS)
 
 
 def _ages_en(
@@ -620,7 +618,7 @@ def _ages(
     out: list[tuple[int, int, Decimal | None, Decimal | None]] = []
     triggers = _AGE_TRIGGERS.get(id(w)) or _age_triggers(w)
     if triggers.isdisjoint(words[lo:hi]) or (
-        NUM not in kinds[lo:hi] and _NUMBER_WORDS.isdisjoint(words[lo:hi])
+        NUM not in kinds[lo:hi] and NUMBER_WORDS.keys().isdisjoint(words[lo:hi])
     ):
         return out  # most sentences: decided in C
     i = lo
@@ -1412,14 +1410,11 @@ def read_sentence(
             amounts = []
         for it in [*amounts, *(f for f in freqs if not f.attached)]:
             inns = _drug_for(it.t0, it.t1, drugs, words) or context_drugs
-            source: Literal["stated", "context"] | None = (
-                "stated" if inns & stated and stated else ("context" if inns else None)
-            )
             readings.append(
                 Reading(
                     kind="dose",
                     drugs=inns,
-                    drug_source=source,
+                    drug_source=_drug_source(inns, stated),
                     populations=pop_frozen,
                     age=age,
                     amount=_qualified(it.span, it.qualifier) if it.kind == "amount" else None,
@@ -1446,9 +1441,7 @@ def read_sentence(
             Reading(
                 kind="dose",
                 drugs=inns,
-                drug_source=(
-                    "stated" if inns & stated and stated else ("context" if inns else None)
-                ),
+                drug_source=_drug_source(inns, stated),
                 populations=pop_frozen,
                 age=age,
                 amount=it.span if it.kind == "amount" else None,
@@ -2106,6 +2099,13 @@ def _qualified(span: Span, qualifier: Qualifier | None) -> Span:
 def _has_dose_cue(words: list[str], lo: int, hi: int, language: str) -> bool:
     key = " " + " ".join(words[lo:hi]) + " "
     return has_cue(key, DOSE_CUES.get(language, ()))
+
+
+def _drug_source(
+    inns: frozenset[str], stated: frozenset[str]
+) -> Literal["stated", "context"] | None:
+    """Whether a dose reading's drugs were named in its sentence or come from the context."""
+    return "stated" if inns & stated and stated else ("context" if inns else None)
 
 
 #: Words between an amount and the drug it is of: "20 mg of simvastatin", "20 mg van".
