@@ -84,6 +84,7 @@ from services.grounding.text import (
     units_of,
 )
 from services.grounding.tokens import NUM, PhraseMatcher, Tokens, tokenize
+from services.grounding.totals import Figures, worked_out_totals
 from services.grounding.unasserted import Asserted, asserted
 
 __all__ = [
@@ -639,6 +640,9 @@ def atomic_claims(
     declines = False  # a sentence of the answer is an abstention
     escalates = False  # a sentence of the answer sends the user to urgent care
     refers = False  # a sentence of the answer sends the user to a professional (round 23)
+    figures = Figures()  # what the answer has stated, for the totals it works out (round 26)
+    cues = lex.cues.get(language if language in ("en", "nl", "vi") else "en")
+    total_phrases = cues.total_tokens if cues is not None else ()
     for sentence in split_sentences(text, language):
         said_text = sentence.text  # the sentence as it asserts (non-asserted scopes taken out)
         t = tokenize(said_text)
@@ -688,7 +692,16 @@ def atomic_claims(
             continue
         units = content()
         read = read_sentence(t, 0, len(t), found_amounts, language, lex, carry, units)
+        stated = found_amounts
+        totals = worked_out_totals(t, found_amounts, read.readings, figures, total_phrases)
+        if totals:  # "so ten tablets in all": the answer's own arithmetic, no dose of its own
+            found_amounts = [a for a in found_amounts if a not in totals]
+            found = tuple(flatten(found_amounts))
+            read = read_sentence(t, 0, len(t), found_amounts, language, lex, carry, units)
+        figures.add(stated, read.readings)
         carry = read.carry
+        if totals and not found_amounts and not read.readings:
+            continue  # "tổng cộng 28 viên.": a sentence that only adds up is no claim
         readings = _counts_as_stated(read.readings, t, found_amounts, language, lex, strengths)
         if readings and has_cue(key, _rejection_keys(language)):
             readings = _not_rejected(readings, t, language)

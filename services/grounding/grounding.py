@@ -397,10 +397,15 @@ def medical_context(
     tokens = [scanned.sentence(s.text, s.start, s.end) for s in sentences]
     asked = _risk_groups(lex)
     for t, got_carry in zip(tokens, _question_carries(tokens, lang, lex), strict=True):
-        if got_carry.risk and t.words and t.words[-1] == "?":
+        if (
+            got_carry.risk
+            and t.words
+            and (t.words[-1] == "?" or _denies_asker(got_carry, t, lang, lex))
+        ):
             # "Bố tôi bị suy gan, uống … được không?", "Can my 12-year-old take …?": the group
             # a yes/no question asks about is the asker's, though the reader takes it for the
-            # risk of a safety claim (and so hands neither it nor its age on)
+            # risk of a safety claim (and so hands neither it nor its age on); so are the
+            # groups a drugless sentence does not deny (:func:`_denies_asker`)
             groups = got_carry.risk & (asked | _ASKED_AGES) - _denied(t, lang, lex)
             populations |= groups
             if age is None and groups & _ASKED_AGES:
@@ -456,14 +461,34 @@ _ASKED_AGES: Final = frozenset({"child", "elderly", "adolescent"})
 _DENIAL_REACH: Final = 3
 
 
+#: Polarities of a sentence that denies something rather than allows it.
+_DENYING: Final = frozenset({"contraindicated", "avoid", "not_recommended"})
+
+
+def _denies_asker(carry: Carry, t: Tokens, lang: str | None, lex: MedicalLexicon) -> bool:
+    """Whether a question's sentence read as a safety claim is rather about the asker: it names
+    no drug, denies, and names a group right after a negator ("suy thận nặng, chưa lọc máu"),
+    so the groups it does not deny are the asker's. One that allows ("my kidneys are fine"), or
+    denies no group ("I don't drink alcohol": a habit), hands on none."""
+    if carry.drugs or carry.polarity not in _DENYING:
+        return False
+    return any(True in near for near in _group_mentions(t, lang, lex).values())
+
+
 def _denied(t: Tokens, lang: str | None, lex: MedicalLexicon) -> frozenset[str]:
     """The groups a question sentence names only right after a negator: "an adult who isn't on
     dialysis", "cháu không bị suy thận" say the patient is not in them."""
+    return frozenset(g for g, near in _group_mentions(t, lang, lex).items() if all(near))
+
+
+def _group_mentions(t: Tokens, lang: str | None, lex: MedicalLexicon) -> dict[str, list[bool]]:
+    """Each population or condition a sentence names, with whether each mention of it stands
+    right after a negator (within :data:`_DENIAL_REACH` tokens, no symbol between)."""
     language = lang if lang in ("en", "nl", "vi") else "en"
     words, kinds = t.words, t.kinds
     cues = list(lex.matcher(language).find(words, 0, len(words)))
     negators = [e - 1 for _, e, c in cues if c.kind == "neg"]
-    said: dict[str, bool] = {}
+    said: dict[str, list[bool]] = {}
     for s, _, c in cues:
         if c.kind not in ("pop", "cond"):
             continue
@@ -471,8 +496,8 @@ def _denied(t: Tokens, lang: str | None, lex: MedicalLexicon) -> frozenset[str]:
             s - _DENIAL_REACH <= k < s and not any(kinds[j] == SYM for j in range(k + 1, s))
             for k in negators
         )
-        said[c.value] = said.get(c.value, True) and near
-    return frozenset(g for g, denied in said.items() if denied)
+        said.setdefault(c.value, []).append(near)
+    return said
 
 
 @lru_cache(maxsize=4)

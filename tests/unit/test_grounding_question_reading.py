@@ -21,6 +21,7 @@ from services.grounding.grounding import (
     QUESTION_CHARS,
     QUESTION_SENTENCES,
     _denied,
+    _denies_asker,
     _question_age,
     body_weight,
     medical_context,
@@ -82,7 +83,12 @@ def _plain(text: str, language: str | None) -> MedicalContext:
         found = amounts(t, lang)
         said |= {q.key for a in found for q in a.parts if q.has_unit and len(q.key) <= AMOUNT_CHARS}
         read = read_sentence(t, 0, len(t), found, lang, lex, carry)
-        if read.carry.risk and t.words and t.words[-1] == "?":  # the group a question asks about
+        # the group a question asks about; the groups a drugless denial does not deny
+        if (
+            read.carry.risk
+            and t.words
+            and (t.words[-1] == "?" or _denies_asker(read.carry, t, lang, lex))
+        ):
             groups = read.carry.risk & (asked | {"child", "elderly", "adolescent"})
             groups -= _denied(t, lang, lex)  # "an adult who isn't on dialysis"
             populations |= groups

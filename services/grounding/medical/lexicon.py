@@ -315,7 +315,15 @@ class LanguageCues(_Strict):
     #: niet sneller dan eens per week", "tăng thêm 5 mg mỗi tuần"): the size of a step and the
     #: time between steps are no dose and no frequency of one (round 25).
     titration: Titration | None = None
+    #: Words that mark an amount as a total ("in total", "in all", "in totaal", "tổng cộng"):
+    #: one the answer works out from its own figures is no dose (round 26,
+    #: :mod:`services.grounding.totals`).
+    totals: list[str] = Field(default_factory=list)
     examples: list[ReadingExample] = Field(default_factory=list)
+
+    @cached_property
+    def total_tokens(self) -> tuple[tuple[str, ...], ...]:
+        return tuple(phrase_tokens(p) for p in self.totals)
 
 
 class CueFile(_Strict):

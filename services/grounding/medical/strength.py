@@ -102,6 +102,8 @@ def strength_amounts(t: Tokens, found: Sequence[Amount]) -> list[tuple[str, Deci
             continue  # a range is no strength unless its brackets say so
         near = (*words[a.t1 : a.t1 + 2], *reversed(words[max(0, a.t0 - 2) : a.t0]))
         unit = next((FORM_UNITS[w] for w in near if w in FORM_UNITS), None)
+        if unit is None and a.t0 >= 3 and words[a.t0 - 1] in _OF:
+            unit = FORM_UNITS.get(words[a.t0 - 3])  # "tablet Trental van 400 mg": a name between
         if unit is None:
             unit = _form_after(words, a.t1)
         if unit is not None:
@@ -113,6 +115,10 @@ def strength_amounts(t: Tokens, found: Sequence[Amount]) -> list[tuple[str, Deci
         out.append((form, mg[0].low, mg[0]))
     return out
 
+
+#: Words between a dose form and its strength ("one tablet of 500 mg", "tablet Trental van
+#: 400 mg", "viên … của 500 mg").
+_OF: Final = frozenset({"of", "van", "của"})
 
 #: Words a product's name may take before its strength at a sentence's start ("Spasfon Lyoc
 #: 80 mg").

@@ -1,0 +1,167 @@
+"""The twenty-sixth round (issue 10), one group per mechanism. A total the answer works out from
+its own figures ("so three tablets in total", "dus 3 tabletten in totaal", "tổng cộng 3 viên")
+is no dose and no number to look for, while a total that is not the product of the answer's
+figures is read as before; a drugless sentence of a question that denies a group ("not on
+dialysis yet") hands on the groups it does not deny. Own sentences in English, Dutch and
+Vietnamese; every rule has a must-flag twin that is still caught as critical (or a guard that
+must stay as it was), and every group fails without its change."""
+
+from __future__ import annotations
+
+import pytest
+
+from services.grounding.claims import atomic_claims
+from services.grounding.grounding import medical_context
+from tests.support.grounding_checks import critical
+from tests.support.grounding_checks import numbered_report as report
+
+# --- totals worked out from the answer's own figures ------------------------------------------
+
+#: a passage; the answer with a total in tablets and one in mg; a total that is not the
+#: product; a wrong frequency whose total agrees with it
+_TOTALS = [
+    (
+        "Azithromycin for adults: 500 mg once a day for 3 days.",
+        "Take one 500 mg azithromycin tablet once a day for three days, so three tablets in total.",
+        "Take one 500 mg azithromycin tablet once a day for three days: that is 1,500 mg "
+        "altogether.",
+        "Take one 500 mg azithromycin tablet once a day for three days, so six tablets in total.",
+        "Take one 500 mg azithromycin tablet twice a day for three days, so six tablets in total.",
+        "en",
+    ),
+    (
+        "Azitromycine voor volwassenen: eenmaal daags 500 mg gedurende 3 dagen.",
+        "U neemt 3 dagen lang eenmaal per dag één tablet van 500 mg azitromycine, dus 3 "
+        "tabletten in totaal.",
+        "U neemt 3 dagen lang eenmaal per dag één tablet van 500 mg azitromycine; in totaal is "
+        "dat 1.500 mg.",
+        "U neemt 3 dagen lang eenmaal per dag één tablet van 500 mg azitromycine, dus 6 "
+        "tabletten in totaal.",
+        "U neemt 3 dagen lang tweemaal per dag één tablet van 500 mg azitromycine, dus 6 "
+        "tabletten in totaal.",
+        "nl",
+    ),
+    (
+        "Azithromycin cho người lớn: 500 mg mỗi ngày 1 lần, trong 3 ngày.",
+        "Bạn uống azithromycin mỗi ngày 1 lần, mỗi lần 1 viên 500 mg, trong 3 ngày, tổng cộng "
+        "3 viên.",
+        "Bạn uống azithromycin mỗi ngày 1 lần, mỗi lần 1 viên 500 mg, trong 3 ngày. Tổng cộng "
+        "1.500 mg.",
+        "Bạn uống azithromycin mỗi ngày 1 lần, mỗi lần 1 viên 500 mg, trong 3 ngày, tổng cộng "
+        "6 viên.",
+        "Bạn uống azithromycin mỗi ngày 2 lần, mỗi lần 1 viên 500 mg, trong 3 ngày, tổng cộng "
+        "6 viên.",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("passage", "count", "mass", "off", "twice", "language"), _TOTALS)
+def test_a_total_worked_out_from_the_answer_is_no_dose(
+    passage: str, count: str, mass: str, off: str, twice: str, language: str
+) -> None:
+    assert not report(count, [passage], language).ungrounded
+    assert not report(mass, [passage], language).ungrounded
+    assert critical(report(off, [passage], language))  # 6 is no product of 1, 1 and 3
+    assert critical(report(twice, [passage], language))  # the total agrees; the dose does not
+
+
+@pytest.mark.parametrize(
+    ("text", "language", "kept"),
+    [
+        # the total is no reading and no quantity of its claim; the dose is
+        (
+            "Take one 600 mg tablet every 12 hours for five days, so ten tablets in all.",
+            "en",
+            ["600 mg", "12 h", "120 h"],
+        ),
+        # a total phrase beside an amount that is no product: read as before
+        ("Take 600 mg every 12 hours for five days, 4,000 mg in total.", "en", None),
+        # the product of counts of things taken, after the figures
+        ("Uống 2 viên mỗi lần, 6 lần trong 3 ngày, tổng cộng 12 viên.", "vi", None),
+        ("Drie tabletten per dag, 56 dagen lang: in totaal 168 tabletten.", "nl", None),
+    ],
+)
+def test_which_amounts_are_worked_out(text: str, language: str, kept: list[str] | None) -> None:
+    claims = atomic_claims(text, language)
+    keys = [q.key for c in claims for q in c.quantities]
+    if kept is not None:
+        assert keys == kept
+        assert all(r.amount is None or r.amount.high < 1000 for c in claims for r in c.readings)
+    elif "4,000" in text:
+        assert "4000 mg" in keys
+    else:
+        total = "12 tablet" if language == "vi" else "168 tablet"
+        assert total not in keys
+        assert all(r.amount is None or r.amount.high < 12 for c in claims for r in c.readings)
+
+
+# --- a question's sentence that denies one group ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("question", "language", "groups", "not_groups"),
+    [
+        (
+            "My father is 76, with severe kidney failure, not on dialysis yet.",
+            "en",
+            {"renal"},
+            set(),
+        ),
+        ("Bố tôi 76 tuổi, suy thận nặng (eGFR 22), chưa phải lọc máu.", "vi", {"renal"}, set()),
+        (
+            "Mijn vader is 76 en heeft een ernstige nierinsufficiëntie, geen dialyse.",
+            "nl",
+            {"renal"},
+            set(),
+        ),
+        # allowing, not denying: the asker is not in the group
+        ("I'm 58 and my kidneys are fine.", "en", set(), {"renal"}),
+    ],
+)
+def test_a_question_that_denies_one_group_keeps_the_others(
+    question: str, language: str, groups: set[str], not_groups: set[str]
+) -> None:
+    populations = set(medical_context(question, language).populations)
+    assert groups <= populations
+    assert not populations & not_groups
+
+
+def test_the_denied_sentence_binds_the_answer_to_the_kidney_passage() -> None:
+    passages = [
+        "Darolutamide: the recommended dose is 600 mg (two 300 mg tablets) twice a day.",
+        "Darolutamide in severe renal impairment (eGFR 15-29 ml/min) not on dialysis: the "
+        "starting dose is 300 mg twice a day.",
+    ]
+    context = medical_context(
+        "My father is 76, has severe kidney failure and is not on dialysis yet. How many "
+        "darolutamide tablets does he take?",
+        "en",
+    )
+    usual = "He takes two 300 mg darolutamide tablets twice a day, 1,200 mg a day."
+    assert critical(report(usual, passages, "en", context))
+    reduced = "He starts on one 300 mg darolutamide tablet twice a day."
+    assert not report(reduced, passages, "en", context).ungrounded
+
+
+# --- a dose form, a name, then its strength ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("answer", "dose"),
+    [
+        ("U neemt driemaal daags één tablet Trental van 400 mg.", "400 mg per dose 3 times a day"),
+        ("Hij krijgt twee tabletten Dipiperon van 40 mg.", "80 mg"),
+    ],
+)
+def test_a_form_a_name_and_van_give_the_strength(answer: str, dose: str) -> None:
+    readings = [r for c in atomic_claims(answer, "nl") for r in c.readings]
+    assert [r.describe().split(": ", 1)[1] for r in readings] == [dose]
+
+
+def test_a_strength_after_a_name_doses_like_one_before_it() -> None:
+    passage = "Azitromycine voor volwassenen: eenmaal daags 500 mg gedurende 3 dagen."
+    right = "U neemt 3 dagen lang eenmaal per dag één tablet azitromycine van 500 mg."
+    assert not report(right, [passage], "nl").ungrounded
+    wrong = "U neemt 3 dagen lang eenmaal per dag twee tabletten azitromycine van 500 mg."
+    assert critical(report(wrong, [passage], "nl"))
