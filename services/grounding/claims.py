@@ -335,6 +335,8 @@ def _frame(key: str, language: str | None, *, with_unit: bool) -> SkipReason | N
         if has_cue(key, f.contrast) and has_cue(_without(key, f.concessions), f.contrast):
             if not with_unit and _alone_then_referral(key, f):
                 return "referral"  # "don't change it yourself, but call your neurologist"
+            if not with_unit and _covered_then_silent(key, f):
+                return "abstention"  # "the leaflet explains …, but says nothing about alcohol"
             continue  # "…, but adults take 4 g" (not "call 999 now, even though he seems fine")
         who = has_cue(key, f.speakers) or has_cue(key, f.sources)
         if who and has_cue(_without(key, f.limits), f.negators) and has_cue(key, f.verbs):
@@ -362,14 +364,36 @@ def _alone_then_referral(key: str, f: NonclaimFrames) -> bool:
     """Whether a caution not to act alone comes before the first contrast word and a
     professional with a contact verb after it: the contrast sends the user to whoever
     prescribes ("Pas de dosis niet zelf aan, maar bel de neuroloog"), it adds no claim."""
-    at = min((i for c in f.contrast if (i := key.find(f" {c} ")) >= 0), default=-1)
-    if at < 0:
+    parts = _at_contrast(key, f)
+    if parts is None:
         return False
-    head, tail = key[: at + 1], key[at:]
-    first = tail.split(maxsplit=1)
-    tail = " " + (first[1] if len(first) > 1 else "")
+    head, tail = parts
     alone = has_cue(head, f.alone) and has_cue(head, f.alone_negators)
     return alone and names_professional(tail, f) and has_cue(tail, f.contact_verbs)
+
+
+def _at_contrast(key: str, f: NonclaimFrames) -> tuple[str, str] | None:
+    """The key before the first contrast word and after it (the word left out), or ``None``."""
+    at = min((i for c in f.contrast if (i := key.find(f" {c} ")) >= 0), default=-1)
+    if at < 0:
+        return None
+    head, tail = key[: at + 1], key[at:]
+    first = tail.split(maxsplit=1)
+    return head, " " + (first[1] if len(first) > 1 else "")
+
+
+def _covered_then_silent(key: str, f: NonclaimFrames) -> bool:
+    """Whether the sentence says what the sources cover before its first contrast word (a
+    source and a verb of ``describes``) and that they say nothing of the matter after it (a
+    negator and a verb of knowing or stating): "De tekst beschrijft de dosering, maar zegt
+    niets over …" describes the documents and declines."""
+    parts = _at_contrast(key, f)
+    if parts is None:
+        return False
+    head, tail = parts
+    if not (has_cue(head, f.sources) and has_cue(head, f.describes)):
+        return False
+    return has_cue(_without(tail, f.limits), f.negators) and has_cue(tail, f.verbs)
 
 
 def _frame_gate(f: NonclaimFrames) -> tuple[str, ...]:

@@ -310,6 +310,9 @@ class NonclaimFrames:
     #: complementizers of what is told ("that", "dat", "là"): a sentence with both reports.
     reports: tuple[str, ...]
     report_that: tuple[str, ...]
+    #: Verbs that say what the sources cover ("explain", "beschrijft", "mô tả"): a sentence
+    #: that says so and, after a contrast, that they say nothing of what was asked, abstains.
+    describes: tuple[str, ...]
 
 
 def _load_frames(path: Path) -> tuple[dict[str, NonclaimFrames], list[dict[str, object]]]:

@@ -165,3 +165,112 @@ def test_a_strength_after_a_name_doses_like_one_before_it() -> None:
     assert not report(right, [passage], "nl").ungrounded
     wrong = "U neemt 3 dagen lang eenmaal per dag twee tabletten azitromycine van 500 mg."
     assert critical(report(wrong, [passage], "nl"))
+
+
+# --- a basis phrase after a comma leads into the next amount ----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "language", "described"),
+    [
+        (
+            "De dosis is drie keer per dag 25 mg, in totaal dus 75 mg per dag.",
+            "nl",
+            ["25 mg per dose 3 times a day", "75 mg per 24 h"],
+        ),
+        # no amount follows: the phrase is the amount's before it
+        ("Neem 25 mg, in totaal per dag.", "nl", ["25 mg per 24 h"]),
+    ],
+)
+def test_a_basis_after_a_comma_is_the_next_amounts(
+    text: str, language: str, described: list[str]
+) -> None:
+    readings = [r for c in atomic_claims(text, language) for r in c.readings]
+    assert [r.describe().split(": ", 1)[1] for r in readings] == described
+
+
+# --- a sentence about normal kidneys is not about the kidney patient --------------------------
+
+_KIDNEY = [
+    (
+        [
+            "Emtricitabine 200 mg capsules: one capsule once a day.",
+            "Creatinine clearance 30-49 ml/min: 200 mg every 48 hours.",
+        ],
+        "With his kidney impairment (a clearance of 40 ml/min) he takes one 200 mg capsule every "
+        "48 hours. With normal kidney function it would be one capsule each day.",
+        "With his kidney impairment (a clearance of 40 ml/min) he takes one 200 mg capsule each "
+        "day.",
+        "en",
+    ),
+    (
+        [
+            "Emtricitabine 200 mg capsules: eenmaal per dag één capsule.",
+            "Creatinineklaring 30-49 ml/min: 200 mg elke 48 uur.",
+        ],
+        "Met een klaring van 40 ml/min neemt hij elke 48 uur één capsule van 200 mg. Bij een "
+        "normale nierfunctie zou het één capsule per dag zijn.",
+        "Met een klaring van 40 ml/min neemt hij elke dag één capsule van 200 mg.",
+        "nl",
+    ),
+    (
+        [
+            "Emtricitabin 200 mg: mỗi ngày uống 1 viên, ngày 1 lần.",
+            "Độ thanh thải creatinin 30-49 ml/phút: 200 mg mỗi 48 giờ.",
+        ],
+        "Với độ thanh thải 40 ml/phút, ông uống 1 viên 200 mg mỗi 48 giờ. Nếu chức năng thận "
+        "bình thường thì uống 1 viên mỗi ngày.",
+        "Với độ thanh thải 40 ml/phút, ông uống 1 viên 200 mg mỗi ngày.",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("passages", "right", "wrong", "language"), _KIDNEY)
+def test_normal_kidneys_are_not_the_kidney_patient(
+    passages: list[str], right: str, wrong: str, language: str
+) -> None:
+    assert not report(right, passages, language).ungrounded
+    assert critical(report(wrong, passages, language))
+
+
+# --- a dose given less often than weekly ------------------------------------------------------
+
+#: a passage; the same schedule in other units; a shorter interval; once a month
+_LONG = [
+    (
+        "Denosumab 60 mg is given as a single injection under the skin once every 6 months.",
+        "You get one 60 mg injection of denosumab every 26 weeks.",
+        "You get one 60 mg injection of denosumab every 3 months.",
+        "You get one 60 mg injection of denosumab once a month.",
+        "en",
+    ),
+    (
+        "Denosumab 60 mg wordt eenmaal per 6 maanden als injectie onder de huid gegeven.",
+        "U krijgt om de 26 weken één injectie van 60 mg denosumab.",
+        "U krijgt om de 3 maanden één injectie van 60 mg denosumab.",
+        "U krijgt elke maand één injectie van 60 mg denosumab.",
+        "nl",
+    ),
+    (
+        "Denosumab 60 mg tiêm dưới da mỗi 6 tháng một lần.",
+        "Bạn được tiêm denosumab 60 mg, cứ 26 tuần một lần.",
+        "Bạn được tiêm denosumab 60 mg, cứ 3 tháng một lần.",
+        "Bạn được tiêm denosumab 60 mg, mỗi tháng 1 lần.",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("passage", "right", "sooner", "monthly", "language"), _LONG)
+def test_a_long_interval_is_how_often_a_dose_is_given(
+    passage: str, right: str, sooner: str, monthly: str, language: str
+) -> None:
+    assert not report(right, [passage], language).ungrounded
+    assert critical(report(sooner, [passage], language))
+    assert critical(report(monthly, [passage], language))
+
+
+def test_a_long_interval_without_a_dose_is_no_frequency() -> None:
+    claims = atomic_claims("Your doctor will check your liver every 3 months.", "en")
+    assert not [r for c in claims for r in c.readings]

@@ -172,6 +172,22 @@ def _span_ok(a: Span, p: Span) -> bool:
     return p.kind != "max" and a.low == p.low
 
 
+#: A dose a week or less often: months and weeks are counted loosely ("every 3 months" is
+#: "every 12 weeks", "once a month" is "every 4 weeks"), within this share of the period.
+_WEEKLY: Final = _ONE / Decimal(7)
+_LOOSE: Final = Decimal("0.1")
+
+
+def _frequency_ok(a: Span, p: Span) -> bool:
+    """:func:`_span_ok` for how often; for doses a week or less often, within
+    :data:`_LOOSE` of the passage's period (round 26)."""
+    if _span_ok(a, p):
+        return True
+    if a.kind != "exact" or p.kind != "exact" or max(a.high, p.high) > _WEEKLY:
+        return False
+    return p.low * (1 - _LOOSE) <= a.low and a.high <= p.high * (1 + _LOOSE)
+
+
 _PERIOD_DAYS: Final = {"day": _ONE, "week": Decimal(7)}
 
 
@@ -332,7 +348,7 @@ def _dose_facets(
         agree = [
             p
             for p in stated
-            if p.reading.frequency is None or _span_ok(a.frequency, p.reading.frequency)
+            if p.reading.frequency is None or _frequency_ok(a.frequency, p.reading.frequency)
         ]
         differ = [p for p in stated if p not in agree]
         if a.amount is None and _only_a_bound(a.frequency, agree, differ):
@@ -350,7 +366,7 @@ def _dose_facets(
             for p in support
             if a.frequency is None
             or p.reading.frequency is None
-            or _span_ok(a.frequency, p.reading.frequency)
+            or _frequency_ok(a.frequency, p.reading.frequency)
         ]
         lasting, course_support, course_clash = _duration_facet(a, pool, agreeing)
         if lasting is not None:

@@ -169,8 +169,20 @@ class Neutral(_Strict):
     vi: list[str]
 
 
+class NormalOrgans(_Strict):
+    """Phrases that say an organ works normally, by the condition they rule out ("normal
+    kidney function": ``renal``), per language."""
+
+    en: dict[str, list[str]]
+    nl: dict[str, list[str]]
+    vi: dict[str, list[str]]
+
+
 class PopulationFile(_Strict):
     neutral: Neutral
+    #: Neutral phrases that rule a condition out: the sentence is not about a group carried
+    #: from before with it (round 26).
+    normal: NormalOrgans | None = None
     populations: list[GroupEntry]
     conditions: list[GroupEntry]
     #: Languages that write a condition as the first part of a compound ("nierklaring").
@@ -250,6 +262,10 @@ class LanguageCues(_Strict):
     #: Morning and evening, read as twice a day ("every morning and evening", "'s ochtends en
     #: 's avonds", "sáng và tối").
     twice_daily: list[str] = Field(default_factory=list)
+    #: A month after a count ("once a month", "eens per maand", "2 lần mỗi tháng"), and once a
+    #: month on its own ("monthly", "elke maand", "hằng tháng") (round 26).
+    per_month: list[str] = Field(default_factory=list)
+    monthly: list[str] = Field(default_factory=list)
     polarity: dict[Polarity, list[str]]
     #: Polarity phrases about stopping or going on with a drug: positive (a negated stop, "keep
     #: taking") they are a safety claim even without a risk condition. Each is a polarity phrase.
@@ -343,6 +359,7 @@ class Cue:
     ``together`` (used together), ``product`` (a unit of the product: a concentration's
     denominator), ``equiv`` (a strength restated as another), ``course`` (a course noun),
     ``same`` (the claim before, for other drugs), ``again`` (the amount before, restated),
+    ``month`` (a month after a count; with ``count`` 1, once a month on its own),
     ``pop`` (a population key), ``cond`` (a
     condition key; ``value2`` is ``"population"`` when it also selects a dose).
     """
@@ -459,6 +476,8 @@ class MedicalLexicon:
         entries += [(p, Cue("ivl_after")) for p in cues.interval_after]
         entries += [(p, Cue("freq", count=1, value="daily")) for p in cues.daily]
         entries += [(p, Cue("freq", count=2, value="daily")) for p in cues.twice_daily]
+        entries += [(p, Cue("month")) for p in cues.per_month]
+        entries += [(p, Cue("month", count=1)) for p in cues.monthly]
         entries += [(p, Cue("freq", count=1, value="alternate")) for p in cues.alternate_days]
         keeps = {phrase_tokens(p) for p in cues.keep_use}
         listed = {phrase_tokens(p) for ps in cues.polarity.values() for p in ps}
@@ -486,6 +505,9 @@ class MedicalLexicon:
         entries += [(p, Cue("product")) for p in cues.per_product]
         entries += [(p, Cue("equiv")) for p in cues.equivalent]
         entries += [(p, Cue("neutral")) for p in getattr(groups.neutral, language)]
+        if groups.normal is not None:
+            for key, phrases in getattr(groups.normal, language).items():
+                entries += [(p, Cue("neutral", key)) for p in phrases]
         for g in groups.populations:
             entries += [(p, Cue("pop", g.key)) for p in getattr(g, language)]
         for g in groups.conditions:

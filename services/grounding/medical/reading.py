@@ -1130,11 +1130,11 @@ def _merge_ranges(amounts: list[Amount], words: list[str]) -> list[tuple[Amount,
 
 
 def _day_basis_after(cues: list[tuple[int, int, Cue]], t1: int, taken: set[int]) -> int | None:
-    """A per-day (or per-week) phrase right after a count: "3 times a day", "once weekly"."""
+    """A per-day (or per-week, per-month) phrase right after a count: "3 times a day", "once
+    weekly", "once a month"."""
     for k, (s, _, cue) in enumerate(cues):
         if (
-            cue.kind == "basis"
-            and cue.value in ("day", "week")
+            ((cue.kind == "basis" and cue.value in ("day", "week")) or cue.kind == "month")
             and t1 <= s <= t1 + 2
             and k not in taken
         ):
@@ -1143,6 +1143,8 @@ def _day_basis_after(cues: list[tuple[int, int, Cue]], t1: int, taken: set[int])
 
 
 def _per_day(cue: Cue) -> Decimal:
+    if cue.kind == "month":
+        return _DAY / _MONTH_HOURS
     return Decimal(1) / Decimal(7) if cue.value == "week" else Decimal(1)
 
 
@@ -1218,7 +1220,13 @@ def read_sentence(
             if e < hi and words[e] in _OF_AMOUNT:  # "lower than the starting dose of 5 mg"
                 aside.add(e + 1)
     # -- populations and conditions -------------------------------------------------------
-    cues = _without_normal(cues, words, lexicon.cues[lang].normal_words)
+    sound = _without_normal(cues, words, lexicon.cues[lang].normal_words)
+    # "with normal kidney function it would be one capsule": not the group carried from before
+    normal = {c.value for _, _, c in cues if c.kind == "cond"} - {
+        c.value for _, _, c in sound if c.kind == "cond"
+    }
+    normal |= {c.value for _, _, c in sound if c.kind == "neutral" and c.value}
+    cues = sound
     compared = {s for s, _, c in cues if c.kind == "pop" and _compared(cues, s, words)}
     populations = {c.value for s, _, c in cues if c.kind == "pop" and s not in compared}
     conditions = {c.value for _, _, c in cues if c.kind == "cond"}
@@ -1242,7 +1250,7 @@ def read_sentence(
         used.update(t for t in age_tokens if kinds[t] == NUM or words[t] in NUMBER_WORDS)
     stated_pop = bool(populations)
     if not stated_pop:
-        populations, age = set(carry.populations), carry.age
+        populations, age = set(carry.populations) - normal, carry.age
         if populations and _none_of(words, lo, hi):
             # "The standard 60 mg is for patients who have none of those factors": the groups
             # named before are set apart, not spoken about
@@ -1282,9 +1290,9 @@ def read_sentence(
         basis: Basis | None = None
         per_time = first.per_time or last.per_time
         interval: Span | None = None
-        if per_time is not None and (per_time < _DAY or _DAY < per_time < _WEEK):
+        if per_time is not None and (per_time < _DAY or _DAY < per_time != _WEEK):
             # "500 mg per 8 hours"; "300 mg mỗi 48 giờ": a time between a day and a week is
-            # the interval too, not a basis
+            # the interval too, not a basis; so is a longer one ("927 mg mỗi 26 tuần")
             basis, interval = "dose", Span(_DAY / per_time, _DAY / per_time)
         elif per_time is not None:
             basis = "day" if per_time == _DAY else "week" if per_time == _WEEK else None
@@ -1335,6 +1343,11 @@ def read_sentence(
         if cue.kind == "freq" and cue.value == "alternate":  # "every other day": every 2 days
             items.append(_Item("freq", s, e, Span(_HALF_A_DAY, _HALF_A_DAY)))
             continue
+        if cue.kind == "month" and cue.count and k not in taken_cues:
+            # "monthly", "every month", "elke maand", "hằng tháng": once a month (round 26)
+            monthly = _DAY / _MONTH_HOURS
+            items.append(_Item("freq", s, e, Span(monthly, monthly)))
+            continue
         if cue.kind == "freq" and k not in taken_cues:
             day = _day_basis_after(cues, e, taken_cues)
             if day is None:
@@ -1355,16 +1368,20 @@ def read_sentence(
     qualifying = cues
     raising: list[_Item] = []
     titration = lexicon.cues[lang].titration
-    if titration is not None and items:
-        verbs = _phrases_at(words, lo, hi, titration.verb_tokens)
-        if verbs:
-            items += _step_paces(found, cues, used | age_tokens)
-            items, raising, qualifying = _steps(
-                items, cues, words, lo, verbs, titration, _STEP_BREAKS[lang], used, taken_cues
-            )
+    verbs = _phrases_at(words, lo, hi, titration.verb_tokens) if titration and items else []
+    if titration is not None and verbs:
+        items += _step_paces(found, cues, used | age_tokens)
+        items, raising, qualifying = _steps(
+            items, cues, words, lo, verbs, titration, _STEP_BREAKS[lang], used, taken_cues
+        )
+    elif doses or any(c.kind == "use" for _, _, c in cues):
+        # "25 mg once every 3 months", "om de 6 weken een injectie": a dose's long interval
+        long = _long_intervals(found, cues, used | age_tokens | cue_tokens)
+        items += long
+        used.update(t for it in long for t in range(it.t0, it.t1))
     items.sort(key=lambda it: it.t0)
     _apply_qualifiers(items, qualifying, words, kinds)
-    _apply_basis(items, cues, taken_cues)
+    _apply_basis(items, cues, taken_cues, words)
     _apply_parentheses(items, words)
     # -- drugs ------------------------------------------------------------------------------
     stated = frozenset(inn for _, _, inn in drugs)
@@ -1573,6 +1590,9 @@ def read_sentence(
     # dose is for; a dose statement's population is.
     hands_on = stated_pop and not (readings and readings[0].kind == "contraindication")
     safety = [r for r in readings if r.kind == "contraindication" and not r.open]
+    # "after the two weekly induction doses, 5 mg/kg every two weeks": an amount taken less
+    # often than weekly is one dose, not a week's
+    readings = [_dose_not_week(r) for r in readings]
     bands = _clearances(tokens, found, cues)
     if bands or carry.clearance is not None:
         readings = [_with_clearance(r, bands, carry.clearance) for r in readings]
@@ -1595,6 +1615,14 @@ def read_sentence(
     return SentenceReading(
         tuple(readings), frozenset(used), new_carry, of, contrasted, stated, groups
     )
+
+
+def _dose_not_week(r: Reading) -> Reading:
+    """A weekly basis beside a frequency of less than once a week is the dose's (round 26)."""
+    f = r.frequency
+    if r.basis == "week" and f is not None and f.high < _DAY / _WEEK:
+        return replace(r, basis="dose")
+    return r
 
 
 def _open_amount(readings: Sequence[Reading]) -> tuple[Span, str] | None:
@@ -2157,6 +2185,9 @@ def _frequency_of(a: Amount, cues: list[tuple[int, int, Cue]], taken: set[int]) 
         ):
             taken.add(k)
             return Span(a.low, a.high)
+        if cue.kind == "month" and a.t0 - 3 <= e <= a.t0:  # "mỗi tháng 1 lần"
+            taken.add(k)
+            return Span(a.low * _DAY / _MONTH_HOURS, a.high * _DAY / _MONTH_HOURS)
     return None
 
 
@@ -2271,6 +2302,15 @@ def _step_paces(
     """In a sentence that raises a dose: times of a day or more after an interval word ("at
     intervals of one or two months", "every 2 to 4 weeks", "om de 2 weken"), longer than a
     dose's interval can be, as how often a step is taken (doses per day: steps per day)."""
+    # marked a step already: used only as a pace, never as a dose's frequency
+    return [replace(it, step=True) for it in _long_intervals(found, cues, taken)]
+
+
+def _long_intervals(
+    found: Sequence[Amount], cues: list[tuple[int, int, Cue]], taken: set[int]
+) -> list[_Item]:
+    """Times longer than a week right after an interval word ("every 3 months", "om de 6
+    weken", "mỗi 26 tuần", "once every two weeks"), as doses per day (round 26)."""
     out: list[_Item] = []
     for a in found:
         if a.t0 in taken or a.unit not in ("h", "month") or a.low <= 0:
@@ -2280,8 +2320,7 @@ def _step_paces(
         if high <= _LONGEST_INTERVAL:
             continue  # a day to a week: read as an interval already, where it is one
         if any(c.kind == "ivl_before" and e <= a.t0 and a.t0 - e <= 2 for _, e, c in cues):
-            # marked a step already: used only as a pace, never as a dose's frequency
-            out.append(_Item("freq", a.t0, a.t1, Span(_DAY / high, _DAY / low), step=True))
+            out.append(_Item("freq", a.t0, a.t1, Span(_DAY / high, _DAY / low)))
     return out
 
 
@@ -2457,8 +2496,17 @@ def _share_in_parentheses(amounts: list[_Item], words: list[str]) -> None:
             inner.basis = inner.basis or before.basis
 
 
-def _apply_basis(items: list[_Item], cues: list[tuple[int, int, Cue]], taken: set[int]) -> None:
-    """An amount's basis from a basis phrase right after it, else one before it."""
+#: How many tokens may stand between a basis phrase and the amount it leads into ("in totaal
+#: dus 75 mg").
+_LEAD_IN: Final = 2
+
+
+def _apply_basis(
+    items: list[_Item], cues: list[tuple[int, int, Cue]], taken: set[int], words: list[str]
+) -> None:
+    """An amount's basis from a basis phrase right after it, else one before it. A phrase
+    after a comma that leads into the next amount is that amount's ("drie keer per dag 25 mg,
+    in totaal dus 75 mg per dag": the total is the day's, not the 25 mg)."""
     amounts = [it for it in items if it.kind == "amount"]
     for n, it in enumerate(amounts):
         if it.basis is not None:
@@ -2466,11 +2514,12 @@ def _apply_basis(items: list[_Item], cues: list[tuple[int, int, Cue]], taken: se
         limit = amounts[n + 1].t0 if n + 1 < len(amounts) else None
         after = [
             (k, c)
-            for k, (s, _, c) in enumerate(cues)
+            for k, (s, e, c) in enumerate(cues)
             if c.kind == "basis"
             and k not in taken
             and it.t1 <= s <= it.t1 + 4
             and (limit is None or s < limit)
+            and not (limit is not None and limit - e <= _LEAD_IN and "," in words[it.t1 : s])
         ]
         if after:
             k, c = after[0]
