@@ -1374,8 +1374,9 @@ def read_sentence(
         items, raising, qualifying = _steps(
             items, cues, words, lo, verbs, titration, _STEP_BREAKS[lang], used, taken_cues
         )
-    elif doses or any(c.kind == "use" for _, _, c in cues):
-        # "25 mg once every 3 months", "om de 6 weken een injectie": a dose's long interval
+    elif doses or any(c.kind in ("use", "qual") for _, _, c in cues):
+        # "25 mg once every 3 months", "om de 6 weken een injectie", "elke 6 maanden een
+        # onderhoudsdosis": a dose's long interval
         long = _long_intervals(found, cues, used | age_tokens | cue_tokens)
         items += long
         used.update(t for it in long for t in range(it.t0, it.t1))
