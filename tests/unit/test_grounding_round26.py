@@ -12,7 +12,7 @@ import pytest
 
 from services.grounding.claims import atomic_claims
 from services.grounding.grounding import medical_context
-from tests.support.grounding_checks import critical
+from tests.support.grounding_checks import check_report, critical
 from tests.support.grounding_checks import numbered_report as report
 
 # --- totals worked out from the answer's own figures ------------------------------------------
@@ -274,3 +274,42 @@ def test_a_long_interval_is_how_often_a_dose_is_given(
 def test_a_long_interval_without_a_dose_is_no_frequency() -> None:
     claims = atomic_claims("Your doctor will check your liver every 3 months.", "en")
     assert not [r for c in claims for r in c.readings]
+
+
+# --- a perforated eardrum is a condition ------------------------------------------------------
+
+#: a product no lexicon names, its passage filed under the drug; the answer right and flipped
+_EARDRUM = [
+    (
+        (
+            "pil-octenidine-en-02",
+            "Octenidine solution: do not use in the ear if the eardrum is perforated.",
+        ),
+        "With a hole in the eardrum, do not put Octenisept in the ear.",
+        "Octenisept can be used in the ear, even if the eardrum is damaged.",
+        "en",
+    ),
+    (
+        (
+            "bijsluiter-octenidine-nl-02",
+            "Niet gebruiken in het oor bij een geperforeerd trommelvlies.",
+        ),
+        "Bij een gaatje in het trommelvlies mag u het niet in het oor gebruiken.",
+        "Er is geen bezwaar tegen gebruik in het oor, ook niet als het trommelvlies beschadigd is.",
+        "nl",
+    ),
+    (
+        ("hdsd-octenidine-vi-02", "Không dùng nhỏ tai khi bị thủng màng nhĩ."),
+        "Nếu bị thủng màng nhĩ thì không được nhỏ tai.",
+        "Bị thủng màng nhĩ vẫn nhỏ tai được.",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("passage", "right", "flipped", "language"), _EARDRUM)
+def test_a_perforated_eardrum_is_a_condition(
+    passage: tuple[str, str], right: str, flipped: str, language: str
+) -> None:
+    assert not check_report(right, [passage], language).ungrounded
+    assert critical(check_report(flipped, [passage], language))
