@@ -2,8 +2,8 @@
 
 These checks read the data only; they do not run the grounding check. They hold the set to what its
 README promises: one JSON object per line, unique ids, at least eight cases of every kind in every
-language with both tuning splits (and thirty-one later held-out splits, *fresh*, *fresh2*, …
-*fresh31*, of at least twenty cases per language over every kind),
+language with both tuning splits (and thirty-two later held-out splits, *fresh*, *fresh2*, …
+*fresh32*, of at least twenty cases per language over every kind),
 passages that are valid ``Passage`` wire objects, citations that are fabricated exactly where the
 kind says so, and labels that follow the kind.
 """
@@ -50,6 +50,7 @@ SPLITS = (
     "fresh29",
     "fresh30",
     "fresh31",
+    "fresh32",
 )
 #: the later held-out splits: at least so many cases per language, and per kind in each language
 MIN_FRESH_PER_LANGUAGE = 20
@@ -85,6 +86,7 @@ MIN_FRESH_PER_KIND = {
     "fresh29": 2,
     "fresh30": 2,
     "fresh31": 2,
+    "fresh32": 2,
 }
 
 #: kind -> (flagged, critical); ``None`` for critical means either (a citation case is critical
@@ -303,6 +305,7 @@ def _readme_table(section: str) -> dict[str, tuple[int, ...]]:
         ("Fresh29", ("fresh29",)),
         ("Fresh30", ("fresh30",)),
         ("Fresh31", ("fresh31",)),
+        ("Fresh32", ("fresh32",)),
     ],
 )
 def test_readme_counts_match_the_data(section: str, splits: tuple[str, ...]) -> None:
