@@ -1321,11 +1321,10 @@ def read_sentence(
             if freq is not None:
                 items.append(_Item("freq", a.t0, a.t1, freq))
                 used.update(range(a.t0, a.t1))
-            elif _at_once(a, items) or (
-                a.t0 in cue_tokens and any(b.t1 == a.t0 and b.unit == "h" for b in found)
-            ):
+            elif _at_once(a, items) or (a.t0 in cue_tokens and _period_before(a, found, cues)):
                 # "mỗi 6 giờ một lần", "cứ 2 đến 4 giờ một lần": the count right after the
-                # time of an interval phrase is the interval's own, no number of its own
+                # time of an interval phrase is the interval's own, no number of its own; so
+                # is the count right after a day ("mỗi ngày một lần": once a day)
                 used.update(range(a.t0, a.t1))
         elif a.unit == "h" and a.t0 not in cue_tokens:
             interval = _interval_of(a, cues)
@@ -1365,6 +1364,7 @@ def read_sentence(
                 elif prev in NUMBER_WORDS:
                     low, start = Decimal(min(NUMBER_WORDS[prev], cue.count)), back
             items.append(_Item("freq", start, e, Span(low * factor, cue.count * factor)))
+            used.update(range(start, e))  # "twee keer per dag": the count is the frequency's
     qualifying = cues
     raising: list[_Item] = []
     titration = lexicon.cues[lang].titration
@@ -1737,8 +1737,12 @@ def _quiet(
 
 #: Words before a clearance that make it a bound ("below 30 ml/min", "klaring onder 30",
 #: "dưới 30 ml/phút"; "above 60", "boven 60", "trên 60").
-_BELOW: Final = frozenset({"below", "under", "less", "<", "onder", "minder", "lager", "dưới"})
-_ABOVE: Final = frozenset({"above", "over", "more", "greater", ">", "boven", "hoger", "trên"})
+_BELOW: Final = frozenset(
+    {"below", "under", "less", "<", "≤", "<=", "onder", "minder", "lager", "dưới"}
+)
+_ABOVE: Final = frozenset(
+    {"above", "over", "more", "greater", ">", "≥", ">=", "boven", "hoger", "trên"}
+)
 _NO_LIMIT: Final = Decimal(10_000)
 
 
@@ -2166,6 +2170,14 @@ def _at_once(a: Amount, items: list[_Item]) -> bool:
         return False
     nxt.basis = "dose"
     return True
+
+
+def _period_before(a: Amount, found: Sequence[Amount], cues: list[tuple[int, int, Cue]]) -> bool:
+    """Whether a time ("mỗi 6 giờ") or a phrase of a day or week ("mỗi ngày") ends right
+    before the count ``a`` (round 26)."""
+    if any(b.t1 == a.t0 and b.unit == "h" for b in found):
+        return True
+    return any(e == a.t0 and c.kind == "basis" and c.value in ("day", "week") for _, e, c in cues)
 
 
 def _frequency_of(a: Amount, cues: list[tuple[int, int, Cue]], taken: set[int]) -> Span | None:
