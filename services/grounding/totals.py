@@ -21,7 +21,7 @@ finding.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Final
@@ -46,44 +46,44 @@ _AFTER: Final = 1
 class Figures:
     """What the answer has stated so far: every amount's value by unit; the numbers of days of
     its courses; its numbers of doses a day ("every 12 hours": 2, and the frequencies the reader
-    read, "twice a day"); and its counts of doses ("6 lần", "× 3")."""
+    read, "twice a day"); and its counts of doses ("6 lần", "× 3"). Sentences are kept as they
+    come and read into these sets only when a total asks (most answers state none)."""
 
-    by_unit: dict[str, set[Decimal]] = field(default_factory=dict)
-    days: set[Decimal] = field(default_factory=set)
-    per_day: set[Decimal] = field(default_factory=set)
-    doses: set[Decimal] = field(default_factory=set)
+    stated: list[tuple[Sequence[Amount], Sequence[Reading]]] = field(default_factory=list)
 
-    def add(self, found: Iterable[Amount], readings: Iterable[Reading] = ()) -> None:
-        for a in found:
-            for q in a.parts:
-                self.by_unit.setdefault(q.unit, set()).add(q.value)
-                if q.unit == "h" and q.value >= _DAY and q.value % _DAY == 0:
-                    self.days.add(q.value / _DAY)
-                elif q.unit == "h" and 0 < q.value < _DAY and _DAY % q.value == 0:
-                    self.per_day.add(_DAY / q.value)
-                elif q.unit in ("", "times") and _whole(q.value):
-                    self.doses.add(q.value)
-        for r in readings:
-            f = r.frequency
-            if f is not None and f.kind == "exact" and f.low == f.high and _whole(f.low):
-                self.per_day.add(f.low)
+    def add(self, found: Sequence[Amount], readings: Sequence[Reading] = ()) -> None:
+        self.stated.append((found, readings))
 
-    def copy(self) -> Figures:
-        return Figures(
-            {u: set(v) for u, v in self.by_unit.items()},
-            set(self.days),
-            set(self.per_day),
-            set(self.doses),
-        )
-
-    def totals(self, base: Iterable[Decimal]) -> set[Decimal]:
-        """What a dose of ``base`` comes to: over a course, times its doses a day (one when the
-        answer states none) and its days; or times a count of doses."""
-        per_day = self.per_day or {Decimal(1)}
+    def totals(
+        self, unit: str, extra: Sequence[Amount] = (), readings: Sequence[Reading] = ()
+    ) -> set[Decimal]:
+        """What a dose in ``unit`` the answer states comes to (one, for a count of things
+        taken): over a course, times its doses a day (one when the answer states none) and its
+        days; or times a count of doses. ``extra`` and ``readings``: the sentence's own."""
+        base: set[Decimal] = {Decimal(1)} if unit in _COUNTED else set()
+        days: set[Decimal] = set()
+        per_day: set[Decimal] = set()
+        doses: set[Decimal] = set()
+        for found, read in (*self.stated, (extra, readings)):
+            for a in found:
+                for q in a.parts:
+                    if q.unit == unit and q.value > 0:
+                        base.add(q.value)
+                    if q.unit == "h" and q.value >= _DAY and q.value % _DAY == 0:
+                        days.add(q.value / _DAY)
+                    elif q.unit == "h" and 0 < q.value < _DAY and _DAY % q.value == 0:
+                        per_day.add(_DAY / q.value)
+                    elif q.unit in ("", "times") and _whole(q.value):
+                        doses.add(q.value)
+            for r in read:
+                f = r.frequency
+                if f is not None and f.kind == "exact" and f.low == f.high and _whole(f.low):
+                    per_day.add(f.low)
+        per_day = per_day or {Decimal(1)}
         out: set[Decimal] = set()
         for b in base:
-            out.update(b * f * d for f in per_day for d in self.days)
-            out.update(b * n for n in self.doses if n >= 2)
+            out.update(b * f * d for f in per_day for d in days)
+            out.update(b * n for n in doses if n >= 2)
         return out
 
 
@@ -118,6 +118,9 @@ def worked_out_totals(
     figures: those stated before (``before``) and this sentence's other amounts and readings."""
     if not phrases:
         return []
+    firsts = {p[0] for p in phrases}
+    if firsts.isdisjoint(t.words):
+        return []  # no total phrase in the sentence: most sentences
     out: list[Amount] = []
     for a in found:
         if (
@@ -127,12 +130,8 @@ def worked_out_totals(
             or not _beside_total(t, a, phrases)
         ):
             continue
-        figures = before.copy()
-        figures.add((b for b in found if b is not a), readings)
         total = a.parts[0]
-        base = {b for b in figures.by_unit.get(total.unit, ()) if b > 0}
-        if total.unit in _COUNTED:
-            base.add(Decimal(1))  # "ten tablets in all": one tablet a dose, unless said
-        if total.value in figures.totals(base):
+        others = [b for b in found if b is not a]
+        if total.value in before.totals(total.unit, others, readings):
             out.append(a)
     return out
