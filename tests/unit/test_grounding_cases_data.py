@@ -2,8 +2,8 @@
 
 These checks read the data only; they do not run the grounding check. They hold the set to what its
 README promises: one JSON object per line, unique ids, at least eight cases of every kind in every
-language with both tuning splits (and thirty-two later held-out splits, *fresh*, *fresh2*, …
-*fresh32*, of at least twenty cases per language over every kind),
+language with both tuning splits (and thirty-three later held-out splits, *fresh*, *fresh2*, …
+*fresh33*, of at least twenty cases per language over every kind),
 passages that are valid ``Passage`` wire objects, citations that are fabricated exactly where the
 kind says so, and labels that follow the kind.
 """
@@ -51,6 +51,7 @@ SPLITS = (
     "fresh30",
     "fresh31",
     "fresh32",
+    "fresh33",
 )
 #: the later held-out splits: at least so many cases per language, and per kind in each language
 MIN_FRESH_PER_LANGUAGE = 20
@@ -87,6 +88,7 @@ MIN_FRESH_PER_KIND = {
     "fresh30": 2,
     "fresh31": 2,
     "fresh32": 2,
+    "fresh33": 2,
 }
 
 #: kind -> (flagged, critical); ``None`` for critical means either (a citation case is critical
@@ -306,6 +308,7 @@ def _readme_table(section: str) -> dict[str, tuple[int, ...]]:
         ("Fresh30", ("fresh30",)),
         ("Fresh31", ("fresh31",)),
         ("Fresh32", ("fresh32",)),
+        ("Fresh33", ("fresh33",)),
     ],
 )
 def test_readme_counts_match_the_data(section: str, splits: tuple[str, ...]) -> None:

@@ -315,20 +315,7 @@ def test_a_perforated_eardrum_is_a_condition(
     assert critical(check_report(flipped, [passage], language))
 
 
-# --- a count that a frequency or a phrase of basis holds is no number to look for -------------
-
-
-@pytest.mark.parametrize(
-    ("text", "language"),
-    [
-        ("U druppelt twee keer per dag één druppel in het oog.", "nl"),
-        ("Liều micafungin là 100 mg mỗi ngày một lần.", "vi"),
-    ],
-)
-def test_a_count_held_by_a_frequency_is_no_leftover(text: str, language: str) -> None:
-    claims = atomic_claims(text, language)
-    assert [q.key for c in claims for q in c.leftover] == []
-    assert [r for c in claims for r in c.readings]
+# --- weight bounds written as symbols ---------------------------------------------------------
 
 
 def test_weight_bounds_written_as_symbols() -> None:

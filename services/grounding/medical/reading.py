@@ -1321,10 +1321,11 @@ def read_sentence(
             if freq is not None:
                 items.append(_Item("freq", a.t0, a.t1, freq))
                 used.update(range(a.t0, a.t1))
-            elif _at_once(a, items) or (a.t0 in cue_tokens and _period_before(a, found, cues)):
+            elif _at_once(a, items) or (
+                a.t0 in cue_tokens and any(b.t1 == a.t0 and b.unit == "h" for b in found)
+            ):
                 # "mỗi 6 giờ một lần", "cứ 2 đến 4 giờ một lần": the count right after the
-                # time of an interval phrase is the interval's own, no number of its own; so
-                # is the count right after a day ("mỗi ngày một lần": once a day)
+                # time of an interval phrase is the interval's own, no number of its own
                 used.update(range(a.t0, a.t1))
         elif a.unit == "h" and a.t0 not in cue_tokens:
             interval = _interval_of(a, cues)
@@ -1364,7 +1365,6 @@ def read_sentence(
                 elif prev in NUMBER_WORDS:
                     low, start = Decimal(min(NUMBER_WORDS[prev], cue.count)), back
             items.append(_Item("freq", start, e, Span(low * factor, cue.count * factor)))
-            used.update(range(start, e))  # "twee keer per dag": the count is the frequency's
     qualifying = cues
     raising: list[_Item] = []
     titration = lexicon.cues[lang].titration
@@ -2170,14 +2170,6 @@ def _at_once(a: Amount, items: list[_Item]) -> bool:
         return False
     nxt.basis = "dose"
     return True
-
-
-def _period_before(a: Amount, found: Sequence[Amount], cues: list[tuple[int, int, Cue]]) -> bool:
-    """Whether a time ("mỗi 6 giờ") or a phrase of a day or week ("mỗi ngày") ends right
-    before the count ``a`` (round 26)."""
-    if any(b.t1 == a.t0 and b.unit == "h" for b in found):
-        return True
-    return any(e == a.t0 and c.kind == "basis" and c.value in ("day", "week") for _, e, c in cues)
 
 
 def _frequency_of(a: Amount, cues: list[tuple[int, int, Cue]], taken: set[int]) -> Span | None:
