@@ -117,7 +117,7 @@ def strength_amounts(t: Tokens, found: Sequence[Amount]) -> list[tuple[str, Deci
 
 
 #: Words between a dose form and its strength ("one tablet of 500 mg", "tablet Trental van
-#: 400 mg", "viên … của 500 mg").
+#: 400 mg"), where a name may stand between the form and the word.
 _OF: Final = frozenset({"of", "van", "của"})
 
 #: Words a product's name may take before its strength at a sentence's start ("Spasfon Lyoc
