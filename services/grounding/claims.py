@@ -561,6 +561,9 @@ _RATE_HOURS: Final = Decimal(1)
 #: Copulas after which a bare number says someone's age ("Uw zoon is 7", "He's 68"); Vietnamese
 #: writes the unit ("7 tuổi").
 _COPULAS: Final = frozenset({"is", "s", "was", "bent", "zijn"})
+#: Words right before an age in months said back ("At 14 months she …", "Met 14 maanden valt
+#: zij …", "Lúc 14 tháng, bé …").
+_AT_AGE: Final = frozenset({"at", "met", "lúc", "ở"})
 
 
 @lru_cache(maxsize=8)
@@ -610,10 +613,16 @@ def _told_by_question(
         if len(a.parts) != 1:
             continue
         if a.t0 not in used:
-            said = not a.symbol and a.t0 >= 1 and a.t0 < len(words) and words[a.t0 - 1] in _COPULAS
+            before = words[a.t0 - 1] if 1 <= a.t0 <= len(words) else ""
+            # "Uw zoon is 7, dus …"; "At 14 months she …" (round 26; a bare "At 80" is not
+            # read: the reader does not take it for the age it is, and so the answer's group)
+            said = (not a.symbol and before in _COPULAS) or (
+                a.unit == "month" and before in _AT_AGE
+            )
             if not (said and age is not None and age[0] is not None and age[0] == age[1]):
                 continue
-            if abs(a.low - age[0]) < _AGE_ROUNDING:
+            said_years = a.low / _MONTHS if a.unit == "month" else a.low
+            if abs(said_years - age[0]) < _AGE_ROUNDING:
                 out.add(a.parts[0])
             continue
         value = a.low

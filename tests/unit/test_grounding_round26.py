@@ -327,3 +327,18 @@ def test_weight_bounds_written_as_symbols() -> None:
         "Với 25 kg, cháu dùng 50 mg micafungin mỗi ngày.", passages, "vi", context
     ).ungrounded
     assert critical(report("Cháu dùng 100 mg micafungin mỗi ngày.", passages, "vi", context))
+
+
+# --- an age in months said back ----------------------------------------------------------------
+
+
+def test_an_age_in_months_said_back_is_no_number_to_look_for() -> None:
+    passages = ["Risdiplam, children 2 months to under 2 years: 0.2 mg/kg once daily."]
+    context = medical_context("My daughter is 14 months old. How much risdiplam?", "en")
+
+    def missing(answer: str) -> list[str]:
+        got = report(answer, passages, "en", context)
+        return [n for c in got.claims for n in c.numbers_missing]
+
+    assert missing("At 14 months she is in the 2 months to 2 years group.") == []
+    assert missing("At 18 months she is in the 2 months to 2 years group.") == ["18 month"]
