@@ -2,7 +2,13 @@
 its own figures ("so three tablets in total", "dus 3 tabletten in totaal", "tổng cộng 3 viên")
 is no dose and no number to look for, while a total that is not the product of the answer's
 figures is read as before; a drugless sentence of a question that denies a group ("not on
-dialysis yet") hands on the groups it does not deny. Own sentences in English, Dutch and
+dialysis yet") hands on the groups it does not deny; "tablet X van 400 mg" is a strength; a
+basis phrase after a comma leads into the next amount; a sentence about normal kidneys is not
+about the kidney patient; a time longer than a week after an interval word, and once a month,
+are how often a dose is given; a perforated eardrum is a condition; weight bounds are written
+"≤" and "≥"; an age in months said back is no number to look for. (Summaries that decline,
+"the first injection", "after the loading doses" and "stopped" are run as examples of
+``rules/grounding/nonclaims.yaml`` and ``medical_cues.yaml``.) Own sentences in English, Dutch and
 Vietnamese; every rule has a must-flag twin that is still caught as critical (or a guard that
 must stay as it was), and every group fails without its change."""
 
