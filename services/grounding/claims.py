@@ -674,8 +674,7 @@ def atomic_claims(
     escalates = False  # a sentence of the answer sends the user to urgent care
     refers = False  # a sentence of the answer sends the user to a professional (round 23)
     figures = Figures()  # what the answer has stated, for the totals it works out (round 26)
-    cues = lex.cues.get(language if language in ("en", "nl", "vi") else "en")
-    total_phrases = cues.total_tokens if cues is not None else ()
+    total_phrases = lex.cues[language if language in lex.cues else "en"].total_tokens
     for sentence in split_sentences(text, language):
         said_text = sentence.text  # the sentence as it asserts (non-asserted scopes taken out)
         t = tokenize(said_text)

@@ -461,8 +461,8 @@ _ASKED_AGES: Final = frozenset({"child", "elderly", "adolescent"})
 _DENIAL_REACH: Final = 3
 
 
-#: Polarities of a sentence that denies something rather than allows it.
-_DENYING: Final = frozenset({"contraindicated", "avoid", "not_recommended"})
+#: Polarities of a sentence that denies something rather than allows it (a caution does not).
+_DENYING: Final = NEGATIVE - {"caution"}
 
 
 def _denies_asker(carry: Carry, t: Tokens, lang: str | None, lex: MedicalLexicon) -> bool:

@@ -25,7 +25,7 @@ import itertools
 import operator
 import re
 import unicodedata
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final, Generic, TypeVar
 
@@ -36,6 +36,7 @@ __all__ = [
     "PhraseMatcher",
     "TextTokens",
     "Tokens",
+    "phrase_spans",
     "phrase_tokens",
     "tokenize",
 ]
@@ -158,6 +159,22 @@ def phrase_tokens(phrase: str) -> tuple[str, ...]:
     """A phrase as the tuple of token texts the matcher compares (``"Don't take"`` →
     ``("not", "take")``)."""
     return tuple(tokenize(phrase).words)
+
+
+def phrase_spans(
+    words: Sequence[str], lo: int, hi: int, phrases: Sequence[tuple[str, ...]]
+) -> list[tuple[int, int]]:
+    """Where each of ``phrases`` stands in ``words[lo:hi]``: ``(first, stop)`` token spans,
+    overlapping or not (a :class:`PhraseMatcher` gives the longest of each place only)."""
+    firsts = {p[0] for p in phrases}
+    out: list[tuple[int, int]] = []
+    for i in range(lo, hi):
+        if words[i] not in firsts:
+            continue
+        for p in phrases:
+            if p[0] == words[i] and tuple(words[i : i + len(p)]) == p and i + len(p) <= hi:
+                out.append((i, i + len(p)))
+    return out
 
 
 P = TypeVar("P")

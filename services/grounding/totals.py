@@ -28,7 +28,7 @@ from typing import Final
 
 from services.grounding.medical.reading import Reading
 from services.grounding.quantities import Amount
-from services.grounding.tokens import Tokens
+from services.grounding.tokens import Tokens, phrase_spans
 
 __all__ = ["Figures", "worked_out_totals"]
 
@@ -95,16 +95,12 @@ def _whole(value: Decimal) -> bool:
 def _beside_total(t: Tokens, a: Amount, phrases: Sequence[tuple[str, ...]]) -> bool:
     """Whether a total phrase ends at most :data:`_BEFORE` tokens before the amount or starts
     at most :data:`_AFTER` tokens after it."""
-    words = t.words
-    for p in phrases:
-        n = len(p)
-        for start in range(max(0, a.t0 - _BEFORE - n), a.t0 - n + 1):
-            if tuple(words[start : start + n]) == p:
-                return True
-        for start in range(a.t1, min(len(words), a.t1 + _AFTER + 1)):
-            if tuple(words[start : start + n]) == p:
-                return True
-    return False
+    words, longest = t.words, max(map(len, phrases))
+    before = phrase_spans(words, max(0, a.t0 - _BEFORE - longest), a.t0, phrases)
+    if any(e >= a.t0 - _BEFORE for _, e in before):
+        return True
+    after = phrase_spans(words, a.t1, min(len(words), a.t1 + _AFTER + longest), phrases)
+    return any(s <= a.t1 + _AFTER for s, _ in after)
 
 
 def worked_out_totals(

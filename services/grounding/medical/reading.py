@@ -47,7 +47,7 @@ from services.grounding.medical.lexicon import (
 )
 from services.grounding.quantities import NUMBER_WORDS, UNITS, Amount, format_decimal, parse_number
 from services.grounding.text import has_cue, units_of
-from services.grounding.tokens import NUM, SYM, WORD, Tokens, tokenize
+from services.grounding.tokens import NUM, SYM, WORD, Tokens, phrase_spans, tokenize
 
 __all__ = [
     "NEGATIVE",
@@ -1345,7 +1345,7 @@ def read_sentence(
             continue
         if cue.kind == "month" and cue.count and k not in taken_cues:
             # "monthly", "every month", "elke maand", "hằng tháng": once a month (round 26)
-            monthly = _DAY / _MONTH_HOURS
+            monthly = _per_day(cue)
             items.append(_Item("freq", s, e, Span(monthly, monthly)))
             continue
         if cue.kind == "freq" and k not in taken_cues:
@@ -1368,7 +1368,7 @@ def read_sentence(
     qualifying = cues
     raising: list[_Item] = []
     titration = lexicon.cues[lang].titration
-    verbs = _phrases_at(words, lo, hi, titration.verb_tokens) if titration and items else []
+    verbs = phrase_spans(words, lo, hi, titration.verb_tokens) if titration and items else []
     if titration is not None and verbs:
         items += _step_paces(found, cues, used | age_tokens)
         items, raising, qualifying = _steps(
@@ -2192,7 +2192,7 @@ def _frequency_of(a: Amount, cues: list[tuple[int, int, Cue]], taken: set[int]) 
             return Span(a.low, a.high)
         if cue.kind == "month" and a.t0 - 3 <= e <= a.t0:  # "mỗi tháng 1 lần"
             taken.add(k)
-            return Span(a.low * _DAY / _MONTH_HOURS, a.high * _DAY / _MONTH_HOURS)
+            return Span(a.low * _per_day(cue), a.high * _per_day(cue))
     return None
 
 
@@ -2244,21 +2244,6 @@ _STEP_BREAKS: Final = {
     "nl": frozenset({",", ";", ":", "(", ")", "en", "of", "daarna", "maar"}),
     "vi": frozenset({",", ";", ":", "(", ")", "và", "hoặc", "rồi", "nhưng", "sau"}),
 }
-
-
-def _phrases_at(
-    words: Sequence[str], lo: int, hi: int, phrases: tuple[tuple[str, ...], ...]
-) -> list[tuple[int, int]]:
-    """Where each of ``phrases`` stands in ``words[lo:hi]``: ``(first, stop)`` token spans."""
-    firsts = {p[0] for p in phrases}
-    out: list[tuple[int, int]] = []
-    for i in range(lo, hi):
-        if words[i] not in firsts:
-            continue
-        for p in phrases:
-            if p[0] == words[i] and tuple(words[i : i + len(p)]) == p and i + len(p) <= hi:
-                out.append((i, i + len(p)))
-    return out
 
 
 def _linked(words: Sequence[str], i: int, j: int, breaks: frozenset[str]) -> bool:
