@@ -38,6 +38,7 @@ Dose wins over contraindication ("do not take more than 4 g a day" is a dose sta
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
@@ -759,8 +760,15 @@ def atomic_claims(
             if kind == "other" and (not found or timed) and all(r.open for r in readings)
             else None
         )
+        restated = _restated_times(found_amounts, t.words)
+        if restated:  # "60 ngày (khoảng 2 tháng)": the months say the days again
+            found = tuple(q for q in found if q not in restated)
         leftover = tuple(
-            q for a in found_amounts if not set(range(a.t0, a.t1)) & read.used for q in a.parts
+            q
+            for a in found_amounts
+            if not set(range(a.t0, a.t1)) & read.used
+            for q in a.parts
+            if q not in restated
         )
         if context is not None and (context.age is not None or context.clearance is not None):
             told = _told_by_question(found_amounts, read.used, context, t.words)
@@ -793,6 +801,26 @@ def atomic_claims(
     if (declines or escalates) and handed_back:
         return [c for i, c in enumerate(claims) if i not in handed_back]
     return claims
+
+
+#: Units of time: a length restated in brackets in another of them says the same.
+_TIMES: Final = frozenset({"h", "month"})
+#: Words for "about" between a bracket and the time it restates.
+_ABOUT: Final = frozenset({"about", "around", "ongeveer", "circa", "ca", "khoảng", "chừng", "tức"})
+
+
+def _restated_times(found: Sequence[Amount], words: Sequence[str]) -> frozenset[Quantity]:
+    """The quantities of a time in brackets right after another time, which it restates in
+    other units ("for 60 days (about 2 months)", "48 uur (2 dagen)", "60 ngày (khoảng 2
+    tháng)"): the first is the one to look for among the passages (round 27)."""
+    out: set[Quantity] = set()
+    for a, b in itertools.pairwise(found):
+        k = b.t0 - 1
+        while k > a.t1 and words[k] in _ABOUT:
+            k -= 1
+        if k == a.t1 and words[k] == "(" and a.unit in _TIMES and b.unit in _TIMES:
+            out.update(b.parts)
+    return frozenset(out)
 
 
 def _urgent(key: str, language: str | None) -> bool:

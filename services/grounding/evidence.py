@@ -170,12 +170,20 @@ class Evidence:
         the passage about it, and a passage that names no drug, with its sibling chunks, is
         about that name. Call before the readings are used; returns what it taught.
         """
-        found = {
-            key: drug
-            for p in self.passages
-            for key, drug in p.subjects
-            if key in written and key not in self.names
-        }
+        found: dict[str, str] = {}
+        siblings = self._sibling_drug
+        for i, p in enumerate(self.passages):
+            for key, drug in p.subjects:
+                if key in written and key not in self.names and found.get(key, key) == key:
+                    # a name bound to another drug outranks the name itself, and so does the
+                    # one drug of the chunk's siblings ("Do not use Kaloba …" beside "Kaloba
+                    # oral drops (Pelargonium …)"), unless its id files it under another
+                    # name ("pil-encorafenib-en-03": Braftovi, whatever drug a sibling names
+                    # beside it)
+                    sibling = siblings.get(i)
+                    if sibling and p.filed and sibling.isdisjoint(p.filed):
+                        sibling = None
+                    found[key] = next(iter(sibling)) if drug == key and sibling else drug
         meant = frozenset((words or {}).values())
         found |= {
             key: key
@@ -192,7 +200,7 @@ class Evidence:
             return {}
         self.names = {**self.names, **found}
         for i, p in enumerate(self.passages):
-            own = {d for k, d in p.subjects if k in found and d == k}
+            own = {found[k] for k, d in p.subjects if k in found and d == k}
             own |= {k for k in p.filed if k in found}
             if not p.drugs and len(own) == 1:
                 stem = _stem(p.doc_id)

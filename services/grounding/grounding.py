@@ -1117,7 +1117,7 @@ def _dosing_goes_on(checks: list[ClaimCheck]) -> list[ClaimCheck]:
 
 def _named(claim: AtomicClaim) -> frozenset[str]:
     """The drugs a claim's sentence names itself (for the citation check)."""
-    return claim.named
+    return claim.named or frozenset().union(*(r.drugs for r in claim.readings))
 
 
 def critical_claims(report: GroundingReport) -> list[ClaimCheck]:

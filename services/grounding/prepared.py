@@ -246,9 +246,10 @@ def prepare_passage(
         else frozenset()
     )
     unwritten: tuple[str, ...] = ()
+    filed_under: list[str] = []
     if sentences:  # "smpc-cabergoline-en-01" whose text names cabergoline
         used = {w for _, t in sentences for w in t.words}
-        named = filed_names(passage.doc_id, language, lexicon)
+        named = filed_under = filed_names(passage.doc_id, language, lexicon)
         filed = {spelling_key(w): spelling_key(w) for w in named if w in used}
         # "smpc-foscarnet-nl-02" whose text names no drug: an answer that writes it (round 25)
         unwritten = tuple(spelling_key(w) for w in named if w not in used)
@@ -352,7 +353,9 @@ def prepare_passage(
         readings += [(s, r) for s, read in own for r in in_volume((read,), per_ml)]
         keys |= volume_keys(every, per_ml)
     readings = list(dict.fromkeys(readings))  # a repeated sentence reads the same
-    subjects = subject_names([t for _, t in sentences], frozenset(drugs), language, lexicon)
+    subjects = subject_names(
+        [t for _, t in sentences], frozenset(drugs), language, lexicon, bool(filed_under)
+    )
     units = units_of(tokenize(text, normalized=True), language, passage=True)
     if _SINGLE_DOSE in units:  # "as a single dose" says the count "1 time"
         keys.add(_ONE_TIME.key)

@@ -71,7 +71,7 @@ class UnitInfo:
 #: Every recognised unit: ``base factor symbol | spelling | spelling ...`` (lower case). Sources:
 #: SI symbols and the spellings in English, Dutch and Vietnamese patient leaflets.
 _UNIT_TABLE: Final = """
-mg 1000000 kg | kg | kilogram | kilograms | kilogam
+mg 1000000 kg | kg | kgs | kilo | kilos | kilogram | kilograms | kilogramme | kilogrammes | kilogam
 mg 1000 g | g | gr | gram | grams | gramme | grammes | gam
 mg 1 mg | mg | milligram | milligrams | milligramme | miligam
 mg 0.001 mcg | mcg | µg | μg | ug | microgram | micrograms | microgam

@@ -95,8 +95,14 @@ def _ages_overlap(
 
 def _bands_meet(a: Span, p: Span) -> bool:
     """Whether two kidney clearances or body weights (a value or band each) overlap; an upper
-    bound ("below 30 ml/min", "under 25 kg") leaves its value out."""
-    return a.low <= p.high and p.low <= a.high and not (p.kind == "max" and a.low >= p.high)
+    bound ("below 30 ml/min", "under 25 kg") leaves its value out, and an upper and a lower
+    bound at one value do not meet ("60 kg or less" and "more than 60 kg")."""
+    return (
+        a.low <= p.high
+        and p.low <= a.high
+        and not (p.kind == "max" and a.low >= p.high)
+        and not (a.kind == "max" and p.kind == "min" and a.high <= p.low)
+    )
 
 
 def _point(value: Decimal | None) -> Span | None:
@@ -419,10 +425,27 @@ def _duration_facet(
         timed = [p for p in support if p.reading.duration is not None] or courses
     if not timed:
         return None, support, []
-    agree = [p for p in timed if _span_ok(a.duration, p.reading.duration)]  # type: ignore[arg-type]
+    agree = [p for p in timed if _course_ok(a.duration, p.reading.duration)]  # type: ignore[arg-type]
     if agree:
         return "supported", [p for p in support if p not in timed or p in agree] or agree, []
     return "contradicted", [], timed
+
+
+#: How far a length in months may spread (a month is 28 to 31 days) and still be one length.
+_MONTH_SPREAD: Final = Decimal("0.12")
+
+
+def _course_ok(a: Span, p: Span) -> bool:
+    """:func:`_span_ok` for how long a course lasts; a length in months the answer gives (a
+    narrow spread of days) also meets a passage's exact days within it ("2 tháng" for "60
+    ngày", "3 months" for "90 days") (round 27)."""
+    if _span_ok(a, p):
+        return True
+    return (
+        a.kind == p.kind == "exact"
+        and a.low <= p.low <= p.high <= a.high
+        and a.high - a.low <= a.low * _MONTH_SPREAD
+    )
 
 
 def _below_the_dose(a: Reading, p: PassageReading, pool: Sequence[PassageReading]) -> bool:

@@ -106,6 +106,10 @@ class Opening(_Strict):
     #: Verbs of holding between a product's name and its strength ("Curatoderm zalf bevat 4
     #: microgram …", "Daivonex ointment contains 50 micrograms …"): no name themselves.
     contains: list[str] = Field(default_factory=list)
+    #: Words after a passage's first word that make it the subject of its first sentence
+    #: ("Replagal is given at …", "Tivdak wordt …", "Evkeeza được …"): a name the lexicon does
+    #: not know there, in a passage that names no known drug, is the drug it is about (round 27).
+    subject_verbs: list[str] = Field(default_factory=list)
     #: Languages whose headings of one word and a colon name a drug ("Sulfasalazin: …"):
     #: where a word written without tone marks can only be a loan word (Vietnamese).
     colon_languages: list[Literal["en", "nl", "vi"]] = Field(default_factory=list)
@@ -130,6 +134,11 @@ class Opening(_Strict):
     def not_name_words(self) -> frozenset[str]:
         """:attr:`not_names` in lower case."""
         return frozenset(w.lower() for w in self.not_names)
+
+    @cached_property
+    def subject_words(self) -> frozenset[str]:
+        """:attr:`subject_verbs` in lower case."""
+        return frozenset(w.lower() for w in self.subject_verbs)
 
     @cached_property
     def contains_words(self) -> frozenset[str]:
@@ -249,6 +258,19 @@ class Titration(_Strict):
         return tuple(phrase_tokens(p) for p in self.after)
 
 
+class FirstPeriod(_Strict):
+    """The first days, weeks or months of a treatment ("for the first two weeks", "de eerste
+    week", "trong 1–2 tuần đầu"): the dose given then is the starting dose (round 27). ``first``
+    are the words for "first"; ``periods`` the time words they go with; ``first_after`` says
+    the first word follows the period ("tuần đầu"); ``not_after`` are words that, before the
+    phrase, make it the time after the start ("after the first week": the usual dose)."""
+
+    first: frozenset[str] = Field(min_length=1)
+    periods: frozenset[str] = Field(min_length=1)
+    first_after: bool = False
+    not_after: frozenset[str] = frozenset()
+
+
 class LanguageCues(_Strict):
     qualifier: dict[Qualifier, list[str]]
     basis: dict[Basis, list[str]]
@@ -318,6 +340,9 @@ class LanguageCues(_Strict):
     #: Every other day ("every other day", "om de dag", "cách ngày"): half a dose a day, and the
     #: "once" said with it ("cách ngày uống một lần") is the period's own, not once a day.
     alternate_days: list[str] = Field(default_factory=list)
+    #: Every other week ("every other week", "om de week", "cách tuần"): once in 14 days (round
+    #: 27).
+    alternate_weeks: list[str] = Field(default_factory=list)
     #: A unit of the product after an amount, with at most the drug's name between ("4
     #: microgram tacalcitol per gram", "50 microgram per gram zalf", "trong mỗi gam"): the
     #: amount is a concentration, what the product holds, not a dose.
@@ -335,6 +360,8 @@ class LanguageCues(_Strict):
     #: one the answer works out from its own figures is no dose (round 26,
     #: :mod:`services.grounding.totals`).
     totals: list[str] = Field(default_factory=list)
+    #: The first days or weeks of a treatment: their dose is the starting dose (round 27).
+    first_period: FirstPeriod | None = None
     examples: list[ReadingExample] = Field(default_factory=list)
 
     @cached_property
@@ -479,6 +506,7 @@ class MedicalLexicon:
         entries += [(p, Cue("month")) for p in cues.per_month]
         entries += [(p, Cue("month", count=1)) for p in cues.monthly]
         entries += [(p, Cue("freq", count=1, value="alternate")) for p in cues.alternate_days]
+        entries += [(p, Cue("freq", count=1, value="fortnight")) for p in cues.alternate_weeks]
         keeps = {phrase_tokens(p) for p in cues.keep_use}
         listed = {phrase_tokens(p) for ps in cues.polarity.values() for p in ps}
         if keeps - listed:

@@ -265,7 +265,11 @@ def doc_id_names(
 
 
 def subject_names(
-    sentences: list[Tokens], drugs: frozenset[str], language: str | None, lexicon: MedicalLexicon
+    sentences: list[Tokens],
+    drugs: frozenset[str],
+    language: str | None,
+    lexicon: MedicalLexicon,
+    filed: bool = False,
 ) -> dict[str, str]:
     """``{spelling key: drug}`` for the names a passage may be about, beyond what its heading
     teaches: its first word when it heads the text ("Norprolac: …", "Zorvatide (…), adults:
@@ -286,15 +290,17 @@ def subject_names(
     """
     out: dict[str, str] = {}
     own = next(iter(drugs)) if len(drugs) == 1 else None
+    spec = lexicon.drug_file.opening
     if sentences:
         t = sentences[0]
-        key = (
-            _brand_key(t, 0, 1, language, lexicon)
-            if len(t) > 1 and t.words[1] in _HEADING_ENDS
-            else None
-        )
+        heads = len(t) > 1 and t.words[1] in _HEADING_ENDS
+        # "Replagal is given at 0.2 mg/kg" in a passage that names no known drug (round 27)
+        subject = not drugs and spec is not None and len(t) > 1 and t.words[1] in spec.subject_words
+        key = _brand_key(t, 0, 1, language, lexicon) if heads or subject else None
         if key is not None and len(key) >= _SHORTEST and (own or not drugs):
             out[key] = own or key
+    if filed and not drugs:
+        out |= {k: k for k in _mentioned(sentences, language, lexicon) if k not in out}
     for t in sentences:
         words = t.words
         if "(" not in words:
@@ -310,6 +316,30 @@ def subject_names(
             drug = (before or inside or (0, ""))[1]
             if key is not None and len(key) >= _SHORTEST:
                 out.setdefault(key, drug)
+    return out
+
+
+#: Words after a capitalised word that make it a disease's name ("Fabry disease", "ziekte van
+#: Crohn" is no brand either way).
+_DISEASE_AFTER: Final = frozenset({"disease", "syndrome", "ziekte", "syndroom", "'s"})
+
+
+def _mentioned(sentences: list[Tokens], language: str | None, lexicon: MedicalLexicon) -> list[str]:
+    """Brand-like names a passage writes inside its sentences ("Do not stop taking Pyrukynd
+    without …"): capitalised, not all capitals (an acronym), not a sentence's first word and
+    not a disease's name (round 27). For a passage filed under a drug no lexicon knows that
+    names no known drug, they are the product it is about."""
+    out: list[str] = []
+    for t in sentences:
+        for k in range(1, len(t)):
+            word = t.text[t.starts[k] : t.ends[k]]
+            if not word[:1].isupper() or word.isupper() or t.words[k - 1] in ("-", "."):
+                continue
+            if k + 1 < len(t) and t.words[k + 1] in _DISEASE_AFTER:
+                continue
+            key = _brand_key(t, k, k + 1, language, lexicon)
+            if key is not None and len(key) >= _SHORTEST:
+                out.append(key)
     return out
 
 

@@ -39,6 +39,7 @@ from services.grounding.lexicon import DOSE_CUES
 from services.grounding.medical.lexicon import (
     Basis,
     Cue,
+    FirstPeriod,
     LanguageCues,
     MedicalLexicon,
     Polarity,
@@ -608,6 +609,45 @@ def _bare_age(tokens: Tokens, i: int, j: int, lo: int, hi: int, w: _AgeWords) ->
     return comparator is not None and bool(w.people.intersection(before[:comparator]))
 
 
+#: Words right before a number of months or years that make it how long something lasts or
+#: when it happens, not an age, even in a sentence about a child ("give your child 5 ml for 3
+#: months", "gedurende 3 maanden", "trong 2 tháng") (round 27).
+_DURATION_BEFORE: Final = frozenset(
+    {
+        "for",
+        "during",
+        "lasting",
+        "within",
+        "after",
+        "every",
+        "gedurende",
+        "binnen",
+        "elke",
+        "trong",
+        "dài",
+        "sau",
+        "mỗi",
+        "suốt",
+        "cách",
+    }
+)
+#: Words for "about" that may stand between such a word and the number.
+_ABOUT: Final = frozenset({"about", "around", "some", "ongeveer", "circa", "ca", "khoảng", "chừng"})
+
+
+def _timed(words: Sequence[str], i: int, lo: int, w: _AgeWords) -> bool:
+    """Whether the number at ``i`` is a time after a word of :data:`_DURATION_BEFORE` ("for
+    about 3 months"), or restates one in brackets ("kéo dài 60 ngày (khoảng 2 tháng)")."""
+    k = i - 1
+    while k >= lo and words[k] in _ABOUT:
+        k -= 1
+    if k < lo:
+        return False
+    if words[k] in _DURATION_BEFORE:
+        return True
+    return words[k] == "(" and k - 1 >= lo and w.scale(words[k - 1]) is not None
+
+
 def _ages(
     tokens: Tokens, lo: int, hi: int, w: _AgeWords, people: bool = True
 ) -> list[tuple[int, int, Decimal | None, Decimal | None]]:
@@ -661,7 +701,7 @@ def _ages(
             or any(after[: len(p)] == p for p in (*w.above_after, *w.below_after))
             or (high is not None and not bare and words[stop : stop + 1] == [":"])
         )
-        if not (marked or people):
+        if not (marked or people) or (not marked and _timed(words, i, lo, w)):
             i = stop  # "the last 3 months of pregnancy", "for 5 days": a time, not an age
             continue
         # weeks and days are a baby's age only when "old" says so or a child's noun comes
@@ -884,6 +924,33 @@ def _clause_polarity(
     if negatives:
         return max(negatives, key=lambda v: _STRENGTH[v])
     return votes[0] if votes else None
+
+
+#: Possessives before the object of a verb of use ("keep using your CPAP", "blijf uw CPAP
+#: gebruiken").
+_POSSESSIVES: Final = frozenset({"your", "his", "her", "their", "uw", "je", "jouw", "zijn", "haar"})
+
+
+def _other_object(
+    words: Sequence[str],
+    clause: tuple[int, int],
+    cues: list[tuple[int, int, Cue]],
+    drugs: list[tuple[int, int, str]],
+) -> bool:
+    """Whether a clause that names no drug uses something else: a verb of use with a
+    possessive object right before or after it ("keep using your CPAP", "blijf uw CPAP
+    gebruiken"), while the sentence's drug stands in another clause (round 27)."""
+    lo, hi = clause
+    if not drugs or any(lo <= s < hi for s, _, _ in drugs):
+        return False
+    for s, e, c in cues:
+        if not (c.kind == "use" or c.keeps) or not lo <= s < hi:
+            continue
+        if e < hi and words[e] in _POSSESSIVES:
+            return True
+        if s - 2 >= lo and words[s - 2] in _POSSESSIVES:
+            return True
+    return False
 
 
 #: Words that open a clause of circumstance ("If swallowing is a problem, …").
@@ -1129,6 +1196,11 @@ def _merge_ranges(amounts: list[Amount], words: list[str]) -> list[tuple[Amount,
     return out
 
 
+#: Words between the two counts of a range of frequencies ("once or twice daily", "een- tot
+#: tweemaal daags").
+_RANGE_JOINS: Final = frozenset({"or", "to", "of", "tot", "à", "hoặc", "đến", "-", "–"})
+
+
 def _day_basis_after(cues: list[tuple[int, int, Cue]], t1: int, taken: set[int]) -> int | None:
     """A per-day (or per-week, per-month) phrase right after a count: "3 times a day", "once
     weekly", "once a month"."""
@@ -1162,12 +1234,61 @@ def _cues_and_drugs(
         and not (c[2].kind == "basis" and c[0] > lo and words[c[0] - 1] in _DELAYS)
     ]
     cues = _negated_more(cues)
+    spec = lexicon.cues[lang].first_period
+    if spec is not None:
+        cues = _first_periods(cues, words, lo, hi, spec)
     drugs = list(lexicon.find_drugs(words, lo, hi))
     if lexicon.compounds(lang):
         compounds = lexicon.compound_conditions(words, lo, hi, lang, (*cues, *drugs))
         if compounds:
             cues = sorted((*cues, *compounds), key=lambda c: c[0])
     return cues, drugs
+
+
+#: Tokens that end the stretch between "first" and its period ("the first two weeks").
+_PERIOD_BREAKS: Final = frozenset({",", ";", ":", ".", "(", ")", "!", "?"})
+
+
+def _first_periods(
+    cues: list[tuple[int, int, Cue]], words: list[str], lo: int, hi: int, spec: FirstPeriod
+) -> list[tuple[int, int, Cue]]:
+    """``cues`` with a starting-dose qualifier for each "first days / weeks" phrase of the
+    sentence ("for the first two weeks", "de eerste week", "trong 1–2 tuần đầu"; at most three
+    words between "first" and the period), unless a word of ``spec.not_after`` stands just
+    before it ("after the first week", "sau 2 tuần đầu": the dose after the start). A sentence
+    with such a phrase says when, so a "usually" in it is a hedge, not the usual dose: its
+    "usual" qualifiers go (round 27)."""
+    found: list[tuple[int, int]] = []
+    if spec.first.isdisjoint(words[lo:hi]):
+        return cues  # most sentences: decided in C
+    for i in range(lo, hi):
+        if words[i] not in spec.first:
+            continue
+        if spec.first_after:
+            if i == lo or words[i - 1] not in spec.periods:
+                continue
+            start, end = i - 1, i + 1
+            while start > lo and start >= i - 4 and words[start - 1] not in _PERIOD_BREAKS:
+                start -= 1  # "sau 2 tuần đầu": the words before the number count
+        else:
+            period = next(
+                (j for j in range(i + 1, min(hi, i + 5)) if words[j] in spec.periods), None
+            )
+            if period is None or _PERIOD_BREAKS & set(words[i:period]):
+                continue
+            end = period + 1
+            start = max(lo, i - 2)
+        if spec.not_after & set(words[start:i]):
+            continue
+        found.append((i if not spec.first_after else i - 1, end))
+    if not found:
+        return cues
+    kept = [c for c in cues if not (c[2].kind == "qual" and c[2].value == "usual")]
+    return sorted((*kept, *((s, e, _FIRST_PERIOD) for s, e in found)), key=lambda c: c[0])
+
+
+#: The starting-dose qualifier a "first days / weeks" phrase gives (:func:`_first_periods`).
+_FIRST_PERIOD: Final = Cue("qual", "start")
 
 
 def _without_normal(
@@ -1213,6 +1334,8 @@ def read_sentence(
     cue_tokens: set[int] = set()
     aside: set[int] = set()  # "not the usual 20 mg": where an amount set aside starts
     for s, e, cue in cues:
+        if cue is _FIRST_PERIOD:
+            continue  # "de eerste 3 maanden": also how long the treatment lasts
         if cue.kind in ("basis", "qual", "ivl_after", "ivl_before") or cue.value == "alternate":
             cue_tokens.update(range(s, e))  # "cách một ngày": the day is the phrase's own
         elif cue.kind in _SET_ASIDE:
@@ -1343,12 +1466,21 @@ def read_sentence(
         if cue.kind == "freq" and cue.value == "alternate":  # "every other day": every 2 days
             items.append(_Item("freq", s, e, Span(_HALF_A_DAY, _HALF_A_DAY)))
             continue
+        if cue.kind == "freq" and cue.value == "fortnight":  # "every other week" (round 27)
+            items.append(_Item("freq", s, e, Span(_FORTNIGHT, _FORTNIGHT)))
+            continue
         if cue.kind == "month" and cue.count and k not in taken_cues:
             # "monthly", "every month", "elke maand", "hằng tháng": once a month (round 26)
             monthly = _per_day(cue)
             items.append(_Item("freq", s, e, Span(monthly, monthly)))
             continue
         if cue.kind == "freq" and k not in taken_cues:
+            if (
+                e < hi - 1
+                and words[e] in _RANGE_JOINS
+                and any(c.kind == "freq" and cs == e + 1 for cs, _, c in cues)
+            ):
+                continue  # "once or twice daily": the range is read at "twice"
             day = _day_basis_after(cues, e, taken_cues)
             if day is None:
                 continue
@@ -1364,6 +1496,10 @@ def read_sentence(
                     low, start = min(low, _number(prev) or low), back
                 elif prev in NUMBER_WORDS:
                     low, start = Decimal(min(NUMBER_WORDS[prev], cue.count)), back
+                else:  # "once or twice daily", "eenmaal of tweemaal daags"
+                    once = [(cs, c) for cs, ce, c in cues if c.kind == "freq" and ce == s - 1]
+                    if once:
+                        low, start = Decimal(min(once[0][1].count, cue.count)), once[0][0]
             items.append(_Item("freq", start, e, Span(low * factor, cue.count * factor)))
     qualifying = cues
     raising: list[_Item] = []
@@ -1399,6 +1535,7 @@ def read_sentence(
     dose_cue = bool(amounts or freqs or duration is not None) and (
         bool(stated or carry.drugs or stated_pop or conditions)
         or bool(cue_kinds & {"qual", "basis", "freq", "ivl_before", "ivl_after"})
+        or any(a.symbol == "kg" for a in found)  # "patients weighing 60 kg or more: 100 µg"
         or _has_dose_cue(words, lo, hi, lang)
     )
     lasting = (
@@ -1412,11 +1549,16 @@ def read_sentence(
     if amounts or (freqs and dose_cue):
         for f in freqs:
             before = [a for a in amounts if a.t0 < f.t0]
-            target = before[-1] if before else (amounts[0] if amounts else None)
+            target = _bracket_head(before, words, f.t0) if before else None
+            target = target or (amounts[0] if amounts else None)
             after = [a for a in amounts if a.t0 > f.t0 and a.basis is None]
             if before and before[-1].basis == "day" and after:
                 # "360 mg per dag, dus tweemaal daags 180 mg": a day's amount needs no
                 # frequency; the dose after it is the one taken so often
+                target = after[0]
+            if target is not None and target.frequency is not None and after:
+                # "óf drie keer per week 30 mg, óf zes keer per week 15 mg": the amount before
+                # has its own; the count is the next one's
                 target = after[0]
             if target is not None and target.frequency is None:
                 target.frequency = f.span
@@ -1520,6 +1662,8 @@ def read_sentence(
                 pol, risk, interaction = carry.polarity, risk or carry.risk, False
             if pol is None:
                 continue
+            if _other_object(words, clause, cues, drugs):
+                continue  # "keep using your CPAP, because X does not replace it"
             topic: frozenset[str] = frozenset()
             keeps = pol in POSITIVE and any(
                 c.keeps for s, _, c in cues if c.kind == "pol" and clause[0] <= s < clause[1]
@@ -1777,8 +1921,13 @@ _HEAVIER: Final = _ABOVE | frozenset(
     {"heavier", "least", "zwaarder", "meer", "vanaf", "từ", "minste"}
 )
 #: Words after a body weight that make it a lower bound ("40 kg or more", "40 kg of meer",
-#: "40 kg trở lên", "40 kg and over").
-_OR_MORE: Final = frozenset({"more", "over", "above", "meer", "zwaarder", "lên", "trở"})
+#: "40 kg trở lên", "40 kg and over") or an upper one ("60 kg or less", "60 kg of minder",
+#: "60 kg trở xuống", "60 kg or under"); they outweigh a word before it ("từ 60 kg trở xuống").
+_OR_MORE: Final = frozenset({"more", "over", "above", "meer", "zwaarder", "lên"})
+_OR_LESS: Final = frozenset({"less", "under", "below", "minder", "lichter", "xuống"})
+#: Words that turn the bound after them around ("no more than 60 kg", "niet meer dan 60 kg",
+#: "không quá 60 kg": at most 60 kg; "not less than", "không dưới": at least).
+_NOT_BOUND: Final = frozenset({"no", "not", "niet", "geen", "không"})
 
 
 def _weights(tokens: Tokens, found: Sequence[Amount]) -> list[tuple[int, Span]]:
@@ -1798,11 +1947,17 @@ def _weights(tokens: Tokens, found: Sequence[Amount]) -> list[tuple[int, Span]]:
             out = [(at, span) for at, span in out if at != tokens.starts[j]]
             out.append((tokens.starts[j], Span(floor, high)))
             continue
-        before = set(words[max(0, a.t0 - 3) : a.t0])
-        after = set(words[a.t1 : a.t1 + 2])
-        if before & _LIGHTER and not before & _HEAVIER:
+        before = words[max(0, a.t0 - 3) : a.t0]
+        after = set(words[a.t1 : a.t1 + 3])
+        turned = [k for k, w in enumerate(before) if w in _NOT_BOUND]
+        bound = set(before[turned[-1] + 1 :]) if turned else set()
+        if after & _OR_LESS or bound & (_HEAVIER | {"quá"}):
             span = Span(Decimal(0), high, "max")
-        elif before & _HEAVIER or after & _OR_MORE:
+        elif after & _OR_MORE or bound & _LIGHTER:
+            span = Span(low, _NO_LIMIT, "min")
+        elif set(before) & _LIGHTER and not set(before) & _HEAVIER:
+            span = Span(Decimal(0), high, "max")
+        elif set(before) & _HEAVIER:
             span = Span(low, _NO_LIMIT, "min")
         else:
             span = Span(low, high)
@@ -2190,14 +2345,17 @@ def _frequency_of(a: Amount, cues: list[tuple[int, int, Cue]], taken: set[int]) 
         ):
             taken.add(k)
             return Span(a.low, a.high)
-        if cue.kind == "month" and a.t0 - 3 <= e <= a.t0:  # "mỗi tháng 1 lần"
+        if (cue.kind == "month" or (cue.kind == "basis" and cue.value == "week")) and (
+            a.t0 - 3 <= e <= a.t0
+        ):  # "mỗi tháng 1 lần", "mỗi tuần 3 lần" (round 27)
             taken.add(k)
             return Span(a.low * _per_day(cue), a.high * _per_day(cue))
     return None
 
 
-#: Doses a day of a dose every other day.
+#: Doses a day of a dose every other day, and every other week.
 _HALF_A_DAY: Final = Decimal("0.5")
+_FORTNIGHT: Final = _DAY / Decimal(336)
 
 
 def _alternate_once(a: Amount, cues: list[tuple[int, int, Cue]]) -> bool:
@@ -2274,7 +2432,8 @@ def _step_size(
         if m < lo or tuple(words[m:j]) != p:
             continue
         for s, e in verbs:
-            if (s, e) == (m, j) or (e <= m and _linked(words, e, m, breaks)):
+            # the verb may stand before a comma: "adjusts the dose, usually by 0.5 to 1.5 mg"
+            if (s, e) == (m, j) or (e <= m and _linked(words, e, m, breaks - {","})):
                 return True
             if s >= it.t1 and _linked(words, it.t1, s, breaks):
                 return True
@@ -2427,6 +2586,10 @@ def _apply_qualifiers(
         if cue.kind != "qual":
             continue
         nxt = next((it for it in items if it.t0 >= e and it.t0 - e <= 8), None)
+        if nxt is not None and nxt.kind == "freq" and cue.value in ("start", "usual"):
+            # "de eerste twee weken eenmaal daags 400 mg": the dose after its frequency
+            dose = next((it for it in items if it.kind == "amount" and 0 <= it.t0 - e <= 8), None)
+            nxt = dose or nxt
         if nxt is not None and NUM in kinds[e : nxt.t0]:
             continue  # "up to 12 years …: 50 mg/kg": the number right after is what it limits
         if steps and nxt is not None and any(e <= t < nxt.t0 for t in steps):
@@ -2473,6 +2636,18 @@ def _apply_parentheses(items: list[_Item], words: list[str]) -> None:
             before.basis = before.basis or inner.basis
             if inner.qualifier in ("max", "min") and inner.span.kind == "exact":
                 inner.span = _qualified(inner.span, inner.qualifier)
+
+
+def _bracket_head(before: list[_Item], words: list[str], at: int) -> _Item:
+    """The amount a frequency at ``at`` is said of, among the amounts ``before`` it: the last,
+    unless a bracket closes after it, and then the amount right before that bracket ("200 mg
+    (2 tabletten van 100 mg) driemaal per week": the 200 mg, not the tablets' strength)."""
+    last = before[-1]
+    if ")" not in words[last.t1 : at]:
+        return last
+    opener = next((k for k in range(last.t0 - 1, -1, -1) if words[k] == "("), None)
+    outside = [a for a in before if opener is not None and a.t1 == opener]
+    return outside[0] if outside else last
 
 
 def _share_in_parentheses(amounts: list[_Item], words: list[str]) -> None:

@@ -1,0 +1,412 @@
+"""The twenty-seventh round (issue 10), one group per mechanism. A body weight's bound is read
+after it and turned by a negator before it ("60 kg or less", "niet meer dan 60 kilo", "từ 60 kg
+trở xuống"), and a sentence with a body weight speaks of a dose; a step's size may follow its
+verb across a comma; the first days or weeks of a treatment give the starting dose; a frequency
+after a bracket is the bracketed amount's head's, and a count before a dose with one of its own
+is the next dose's; "mỗi tuần 3 lần" is three times a week; "once or twice daily" is a range;
+"every other week" is once in 14 days; a
+time after "for" / "gedurende" / "trong" is no age, a length in months meets its days, and a
+time restated in brackets is no number to look for; a cited document about another drug than
+the one a sentence carries supports none of it; a passage names its product by its first word
+before a verb, or inside its sentences when it is filed under a drug no lexicon knows; a verb of
+use with another object is no claim about the drug. Own sentences in English, Dutch and
+Vietnamese; every rule has a must-flag twin that is still caught as critical (or a guard that
+must stay as it was), and every group fails without its change."""
+
+from __future__ import annotations
+
+import pytest
+
+from services.grounding.medical.examples import read_text
+from services.grounding.medical.lexicon import load_lexicon
+from tests.support.grounding_checks import check_report, critical
+from tests.support.grounding_checks import numbered_report as report
+
+
+def _read(text: str, language: str) -> list[str]:
+    return [r.describe() for r in read_text(text, language, load_lexicon())]
+
+
+def _passes_and_catches(passage: str, right: str, wrong: str, language: str) -> None:
+    """``right`` is grounded in ``passage``; its twin ``wrong`` is a critical finding."""
+    assert not report(right, [passage], language).ungrounded
+    assert critical(report(wrong, [passage], language))
+
+
+# --- body weight bounds -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "language", "band"),
+    [
+        ("Women weighing 60 kg or less receive a single dose of 100 micrograms.", "en", "max 60"),
+        (
+            "If you weigh no more than 60 kg, you get a single dose of 100 micrograms.",
+            "en",
+            "max 60",
+        ),
+        ("Patients weighing not less than 60 kg: a dose of 100 micrograms.", "en", "more than 60"),
+        ("Patients weighing 60 kg or more: 100 micrograms.", "en", "more than 60"),
+        (
+            "Bij een lichaamsgewicht van 60 kg of minder: een dosis van 100 microgram.",
+            "nl",
+            "max 60",
+        ),
+        (
+            "Omdat u niet meer dan 60 kilo weegt, krijgt u een dosis van 100 microgram.",
+            "nl",
+            "max 60",
+        ),
+        ("Phụ nữ nặng từ 60 kg trở xuống: liều duy nhất 100 microgam.", "vi", "max 60"),
+        ("Phụ nữ có cân nặng không quá 60 kg dùng liều duy nhất 100 microgam.", "vi", "max 60"),
+        ("Người từ 60 kg trở lên: liều 100 microgam.", "vi", "more than 60"),
+    ],
+)
+def test_a_weight_bound_after_it_or_turned_by_a_negator(
+    text: str, language: str, band: str
+) -> None:
+    (reading,) = _read(text, language)
+    assert f"(body weight {band} kg)" in reading
+
+
+_WEIGHTS = [
+    (
+        "Women with a body weight of 60 kg or less receive a single dose of 100 micrograms. "
+        "Women who weigh more than 60 kg receive a single dose of 150 micrograms.",
+        "Because you weigh no more than 60 kilos, you get the lower dose: 100 micrograms once.",
+        "Because you weigh no more than 60 kilos, you get the higher dose: 150 micrograms once.",
+        "en",
+    ),
+    (
+        "Bij vrouwen met een lichaamsgewicht van 60 kg of minder wordt een enkele dosis van 100 "
+        "microgram toegediend. Bij vrouwen die meer dan 60 kg wegen, wordt een enkele dosis van "
+        "150 microgram toegediend.",
+        "Omdat u niet meer dan 60 kilo weegt, krijgt u de lagere dosis: eenmalig 100 microgram.",
+        "Omdat u niet meer dan 60 kilo weegt, krijgt u de hogere dosis: eenmalig 150 microgram.",
+        "nl",
+    ),
+    (
+        "Phụ nữ nặng từ 60 kg trở xuống: liều duy nhất 100 microgam. Phụ nữ nặng trên 60 kg: "
+        "liều duy nhất 150 microgam.",
+        "Vì bạn nặng không quá 60 kg nên dùng liều duy nhất 100 microgam.",
+        "Vì bạn nặng không quá 60 kg nên dùng liều duy nhất 150 microgam.",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("passage", "right", "heavier", "language"), _WEIGHTS)
+def test_the_dose_of_the_weight_band(passage: str, right: str, heavier: str, language: str) -> None:
+    _passes_and_catches(passage, right, heavier, language)  # the dose of the other band
+
+
+# --- a step's size after its verb and a comma -------------------------------------------------
+
+
+def test_a_step_may_follow_its_verb_across_a_comma() -> None:
+    passage = (
+        "Recommended starting doses: patients aged 60 years and over, 1.0 mg once weekly. The "
+        "dose is titrated in steps of 0.5 mg to 1.5 mg every 2 to 4 weeks based on IGF-I levels."
+    )
+    right = "Your doctor then adjusts the dose, usually by 0.5 to 1.5 mg every two to four weeks."
+    wrong = "Your doctor then adjusts the dose, usually by 2 to 3 mg every two to four weeks."
+    assert _read(right, "en") == [
+        "drug not named: raised in steps of 0.5–1.5 mg 1/28–1/14 steps a day"
+    ]
+    assert not report(right, [passage], "en").ungrounded
+    assert critical(report(wrong, [passage], "en"))
+
+
+# --- the first days or weeks of a treatment ---------------------------------------------------
+
+_FIRST = [
+    (
+        "Hypertension in adults: start with 0.5 mg a day for 1 to 2 weeks, then reduce to a "
+        "maintenance dose of 0.1 to 0.25 mg a day.",
+        "For the first one to two weeks you usually take 500 micrograms a day.",
+        "For the first one to two weeks you usually take 250 micrograms a day.",
+        "en",
+    ),
+    (
+        "Hypertensie bij volwassenen: begin met 0,5 mg per dag gedurende 1 tot 2 weken, daarna "
+        "een onderhoudsdosis van 0,1 tot 0,25 mg per dag.",
+        "De eerste een tot twee weken neemt u meestal 500 microgram per dag.",
+        "De eerste een tot twee weken neemt u meestal 250 microgram per dag.",
+        "nl",
+    ),
+    (
+        "Tăng huyết áp ở người lớn: khởi đầu 0,5 mg/ngày trong 1–2 tuần, sau đó giảm xuống liều "
+        "duy trì 0,1–0,25 mg/ngày.",
+        "Trong 1 đến 2 tuần đầu, bạn thường uống 500 microgam mỗi ngày.",
+        "Trong 1 đến 2 tuần đầu, bạn thường uống 250 microgam mỗi ngày.",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("passage", "right", "maintenance", "language"), _FIRST)
+def test_the_first_weeks_give_the_starting_dose(
+    passage: str, right: str, maintenance: str, language: str
+) -> None:
+    _passes_and_catches(passage, right, maintenance, language)  # the later dose at the start
+
+
+@pytest.mark.parametrize(
+    ("text", "language", "reading"),
+    [
+        ("After the first two weeks, the usual dose is 10 mg a day.", "en", "usual 10 mg per 24 h"),
+        ("Na de eerste twee weken is de gebruikelijke dosis 10 mg per dag.", "nl", "usual 10 mg"),
+        ("Sau 2 tuần đầu, liều thường dùng là 10 mg mỗi ngày.", "vi", "usual 10 mg per 24 h"),
+        # the starting phrase before a frequency is the dose's after it
+        ("De eerste twee weken neemt hij eenmaal daags 400 mg.", "nl", "start 400 mg"),
+        # the weeks are the course's length as well
+        ("De eerste 3 maanden krijgt u er colchicine bij.", "nl", "colchicine"),
+    ],
+)
+def test_what_the_first_weeks_phrase_leaves_alone(text: str, language: str, reading: str) -> None:
+    (read,) = _read(text, language)
+    assert reading in read
+
+
+# --- frequencies: brackets, the next dose, weeks and ranges of words --------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "language", "readings"),
+    [
+        (
+            "Week 3-24: 200 mg (2 tabletten van 100 mg) driemaal per week.",
+            "nl",
+            ["200 mg per dose once every 2.3 days", "2 tablet per dose once every 2.3 days"],
+        ),
+        (
+            "Bij 15 kg is dat óf drie keer per week 30 mg, óf zes keer per week 15 mg.",
+            "nl",
+            ["30 mg per dose once every 2.3 days", "15 mg per dose once every 1.2 days"],
+        ),
+        ("Tuần 3–24: 200 mg, mỗi tuần 3 lần.", "vi", ["200 mg per dose once every 2.3 days"]),
+        ("Use once or twice daily.", "en", ["1–2 times a day"]),
+        ("Gebruik eenmaal of tweemaal daags.", "nl", ["1–2 times a day"]),
+        ("Dùng một hoặc hai lần mỗi ngày.", "vi", ["1–2 times a day"]),
+        ("Take it two or three times a day.", "en", ["2–3 times a day"]),
+        ("It is given at 0.2 mg per kg every other week.", "en", ["once every 14 days"]),
+        (
+            "Het wordt gegeven in een dosis van 0,2 mg per kg om de week.",
+            "nl",
+            ["once every 14 days"],
+        ),
+        ("Thuốc dùng liều 0,2 mg/kg, cách tuần truyền một lần.", "vi", ["once every 14 days"]),
+    ],
+)
+def test_which_amount_a_frequency_belongs_to(text: str, language: str, readings: list[str]) -> None:
+    read = _read(text, language)
+    for reading in readings:
+        assert any(reading in r for r in read), (reading, read)
+
+
+def test_once_or_twice_daily_is_not_once_a_day() -> None:
+    passage = "Soak for 15 to 30 minutes. Use once or twice daily."
+    assert not critical(report("Soak at most twice a day.", [passage], "en"))
+    assert critical(report("Soak three times a day.", [passage], "en"))
+
+
+# --- times that are no age, months that meet days, times restated in brackets -----------------
+
+
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        ("Give your child 5 ml twice a day for 3 months.", "en"),
+        ("Geef uw kind 5 ml tweemaal daags gedurende 3 maanden.", "nl"),
+        ("Cho bé uống 400 mg mỗi ngày trong 2 tháng.", "vi"),
+        ("Cho bé uống 400 mg mỗi ngày, kéo dài 60 ngày (khoảng 2 tháng).", "vi"),
+    ],
+)
+def test_a_time_after_for_is_no_age(text: str, language: str) -> None:
+    (reading,) = _read(text, language)
+    assert "(child)" in reading  # a child, of no age in months
+
+
+def test_an_age_in_months_is_still_one() -> None:
+    (reading,) = _read("Bé 2 tháng uống 1 ml.", "vi")
+    assert "(child 2 months)" in reading
+
+
+_COURSE = [
+    (
+        "Children from 3 years: 400 mg twice a day for 15 days; prevention: 400 mg once a day for "
+        "60 days.",
+        "For prevention your child takes 400 mg once a day for 60 days (about 2 months).",
+        "For prevention your child takes 400 mg once a day for 30 days (about 1 month).",
+        "en",
+    ),
+    (
+        "Kinderen vanaf 3 jaar: 400 mg tweemaal daags gedurende 15 dagen; preventie: 400 mg "
+        "eenmaal daags gedurende 60 dagen.",
+        "Ter preventie krijgt uw kind 400 mg eenmaal daags, gedurende 60 dagen (ongeveer 2 "
+        "maanden).",
+        "Ter preventie krijgt uw kind 400 mg eenmaal daags, gedurende 30 dagen (ongeveer 1 maand).",
+        "nl",
+    ),
+    (
+        "Trẻ em từ 3 tuổi: giai đoạn tấn công 400 mg x 2 lần/ngày trong 15 ngày; điều trị dự "
+        "phòng 400 mg x 1 lần/ngày trong 60 ngày.",
+        "Liều dự phòng cho bé là 400 mg, uống một lần mỗi ngày, kéo dài 60 ngày (khoảng 2 tháng).",
+        "Liều dự phòng cho bé là 400 mg, uống một lần mỗi ngày, kéo dài 30 ngày (khoảng 1 tháng).",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("passage", "right", "shorter", "language"), _COURSE)
+def test_a_course_restated_in_months(passage: str, right: str, shorter: str, language: str) -> None:
+    _passes_and_catches(passage, right, shorter, language)
+
+
+# --- a cited document about another drug supports no sentence about this one -----------------
+
+
+def test_a_carried_drug_makes_another_drugs_document_unsupported() -> None:
+    passages = [
+        (
+            "hdsd-dexamfetamin-vi-01",
+            "Dexamfetamin, trẻ từ 6 tuổi: khởi đầu 2,5 mg x 2–3 lần/ngày, "
+            "tăng thêm 5 mg mỗi tuần nếu cần; thường tối đa 20 mg/ngày.",
+        ),
+        (
+            "hdsd-lisdexamfetamin-vi-01",
+            "Lisdexamfetamin: khởi đầu 30 mg x 1 lần/ngày, uống vào "
+            "buổi sáng. Có thể tăng thêm 20 mg mỗi tuần; liều tối đa 70 mg/ngày.",
+        ),
+    ]
+    answer = (
+        "Lisdexamfetamin được bắt đầu với 30 mg mỗi sáng. Nếu cần, bác sĩ tăng dần mỗi tuần, mỗi "
+        "lần thêm 20 mg [{}]."
+    )
+    wrong = check_report(answer.format(1), passages, "vi")  # the step is the other drug's
+    right = check_report(answer.format(2), passages, "vi")
+    assert [c.doc_id for c in wrong.unsupported_citations] == ["hdsd-dexamfetamin-vi-01"]
+    assert not right.unsupported_citations and not right.ungrounded
+
+
+# --- the product a passage names by its first word or inside its sentences --------------------
+
+_SUBJECT = [
+    (
+        [
+            (
+                "pil-agalsidase-beta-en-01",
+                "Fabrazyme: the recommended dose is 1 mg per kg body "
+                "weight, given once every 2 weeks as an infusion.",
+            ),
+            (
+                "pil-agalsidase-alfa-en-01",
+                "Replagal is given at a dose of 0.2 mg per kg body "
+                "weight every other week, as an infusion.",
+            ),
+        ],
+        "Replagal is dosed at 0.2 mg per kg every two weeks.",
+        "Replagal is dosed at 1 mg per kg every two weeks.",
+        "en",
+    ),
+    (
+        [
+            (
+                "bijsluiter-agalsidase-beta-nl-01",
+                "Fabrazyme: de aanbevolen dosis is 1 mg per kg "
+                "lichaamsgewicht, eenmaal per 2 weken als infuus.",
+            ),
+            (
+                "bijsluiter-agalsidase-alfa-nl-01",
+                "Replagal wordt gegeven in een dosis van 0,2 mg "
+                "per kg lichaamsgewicht om de week, als infuus.",
+            ),
+        ],
+        "Replagal krijgt u in een dosis van 0,2 mg per kg, eenmaal per 2 weken.",
+        "Replagal krijgt u in een dosis van 1 mg per kg, eenmaal per 2 weken.",
+        "nl",
+    ),
+    (
+        [
+            (
+                "hdsd-agalsidase-beta-vi-01",
+                "Fabrazyme: liều khuyến cáo 1 mg/kg thể trọng, truyền tĩnh mạch 2 tuần một lần.",
+            ),
+            (
+                "hdsd-agalsidase-alfa-vi-01",
+                "Replagal được dùng với liều 0,2 mg/kg thể trọng, truyền tĩnh mạch 2 tuần một lần.",
+            ),
+        ],
+        "Replagal dùng liều 0,2 mg/kg, truyền 2 tuần một lần.",
+        "Replagal dùng liều 1 mg/kg, truyền 2 tuần một lần.",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("passages", "right", "other", "language"), _SUBJECT)
+def test_a_passage_names_its_product_by_the_subject(
+    passages: list[tuple[str, str]], right: str, other: str, language: str
+) -> None:
+    assert not check_report(right, passages, language).ungrounded
+    assert critical(check_report(other, passages, language))  # the other product's dose
+
+
+def test_a_name_inside_a_filed_passage_is_its_product() -> None:
+    passages = [
+        (
+            "pil-mitapivat-en-02",
+            "Do not stop taking Pyrukynd without talking to your doctor. "
+            "Stopping suddenly may cause a sudden breakdown of red blood cells.",
+        ),
+        (
+            "smpc-mitapivat-en-03",
+            "Dose titration: 5 mg twice daily, increased to 20 mg twice "
+            "daily, with each step after at least 4 weeks.",
+        ),
+    ]
+    assert critical(check_report("You can stop Pyrukynd straight away.", passages, "en"))
+    assert not check_report(
+        "Do not stop Pyrukynd without talking to your doctor.", passages, "en"
+    ).ungrounded
+
+
+def test_a_name_bound_to_a_drug_outranks_the_name_itself() -> None:
+    # "Veltassa:" heads a passage about patiromer; another chunk only mentions Veltassa
+    passages = [
+        (
+            "smpc-szc-en-01",
+            "Lokelma: the recommended starting dose is 10 g three times a day, for up to 48 hours.",
+        ),
+        (
+            "smpc-patiromer-en-01",
+            "Veltassa: the recommended starting dose is 8.4 g patiromer once daily.",
+        ),
+        (
+            "smpc-patiromer-en-03",
+            "Administration of Veltassa should be separated by 3 hours "
+            "from other oral medicinal products.",
+        ),
+    ]
+    assert critical(check_report("Veltassa is started at 10 g three times a day.", passages, "en"))
+    assert not check_report("Veltassa is started at 8.4 g once a day.", passages, "en").ungrounded
+
+
+# --- a verb of use with another object --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "language", "readings"),
+    [
+        ("Keep using your CPAP, because ibuprofen does not replace it.", "en", []),
+        ("Blijf uw CPAP gebruiken, want ibuprofen vervangt die niet.", "nl", []),
+        ("Keep taking your ibuprofen.", "en", ["ibuprofen: recommended"]),
+        (
+            "Keep using ibuprofen, because the CPAP does not replace it.",
+            "en",
+            ["ibuprofen: recommended"],
+        ),
+    ],
+)
+def test_a_verb_of_use_with_another_object(text: str, language: str, readings: list[str]) -> None:
+    assert _read(text, language) == readings
