@@ -98,11 +98,14 @@ def check_citations(
     evidence: Evidence,
     test: Callable[[AtomicClaim, str], Verdict],
     named: Callable[[AtomicClaim], frozenset[str]] = _no_drugs,
+    said: Callable[[str], bool] = lambda doc_id: False,
 ) -> CitationResult:
     """Fabricated and unsupported citations of one answer, and what each claim cites.
     ``test(claim, doc_id)`` is the grounding test against one document's passages;
     ``named(claim)`` the drugs the sentence names itself (a cited document about other drugs
-    supports none of it)."""
+    supports none of it); ``said(doc_id)`` whether a sentence that is no claim (a referral: "let
+    your doctor know if you have heart failure") says what a document the ``citations`` list
+    names says, so that the list may name it."""
     fabricated: list[str] = []
     marked: set[str] = set()
     for marker in find_markers(content):
@@ -117,6 +120,32 @@ def check_citations(
         verdict = test(claim, doc_id)
         return verdict.grounded, verdict.support
 
+    def _shared(claim: AtomicClaim, doc_id: str, docs: Sequence[str]) -> bool:
+        """Whether ``doc_id`` grounds the claim, or grounds its part of a sentence that cites it
+        beside other documents: what it fails on (numbers it lacks, readings it does not back)
+        the others hold, and it holds a number or backs a reading of the claim ("… down to 250
+        mg once a day [3], instead of the usual 500 mg a day [2]"; round 27)."""
+        verdict = test(claim, doc_id)
+        if verdict.grounded or len(docs) < 2:
+            return verdict.grounded
+        others = [d for d in docs if d != doc_id and d in evidence.by_doc]
+        if not others:
+            return False
+        keys = evidence.doc_keys
+        beside = frozenset().union(*(keys.get(d, frozenset()) for d in others))
+        if not all(k in beside for k in verdict.numbers_missing):
+            return False
+        backed = [test(claim, d).medical for d in others]
+        for i, c in enumerate(verdict.medical):
+            if c.status != "supported" and not any(
+                len(m) > i and m[i].status == "supported" for m in backed
+            ):
+                return False
+        own = keys.get(doc_id, frozenset())
+        return any(c.status == "supported" for c in verdict.medical) or any(
+            q.key in own for q in claim.quantities if q.has_unit
+        )
+
     unsupported: list[CitationIssue] = []
     cited: list[list[str]] = []
     for claim in claims:
@@ -124,7 +153,7 @@ def check_citations(
         cited.append(docs)
         if not docs:
             continue
-        failed = [d for d in docs if d in evidence.by_doc and not grounds(claim, d)[0]]
+        failed = [d for d in docs if d in evidence.by_doc and not _shared(claim, d, docs)]
         if len(failed) < len(docs):  # a grounding document about other drugs grounds nothing
             drugs = named(claim)
             failed = [
@@ -147,6 +176,7 @@ def check_citations(
             if support > best_support:
                 best, best_support = i, support
         else:
-            unsupported.append(CitationIssue(doc_id=doc_id, claim=claims[best].text))
+            if not said(doc_id):
+                unsupported.append(CitationIssue(doc_id=doc_id, claim=claims[best].text))
     unique_issues = list(dict.fromkeys(unsupported))
     return CitationResult(_unique(fabricated), unique_issues, cited)

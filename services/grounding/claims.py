@@ -760,7 +760,9 @@ def atomic_claims(
             if kind == "other" and (not found or timed) and all(r.open for r in readings)
             else None
         )
-        restated = _restated_times(found_amounts, t.words)
+        restated = _restated_times(found_amounts, t.words) | _one_of_strength(
+            found_amounts, t.words
+        )
         if restated:  # "60 ngày (khoảng 2 tháng)": the months say the days again
             found = tuple(q for q in found if q not in restated)
         leftover = tuple(
@@ -820,6 +822,24 @@ def _restated_times(found: Sequence[Amount], words: Sequence[str]) -> frozenset[
             k -= 1
         if k == a.t1 and words[k] == "(" and a.unit in _TIMES and b.unit in _TIMES:
             out.update(b.parts)
+    return frozenset(out)
+
+
+#: Count units of a dose form, and the words that may join a count of one to its strength.
+_FORM_BASES: Final = frozenset({"tablet", "sachet", "puff"})
+_OF_STRENGTH: Final = frozenset({"of", "van", "loại", "của"})
+
+
+def _one_of_strength(found: Sequence[Amount], words: Sequence[str]) -> frozenset[Quantity]:
+    """The count of one dose form written right before its strength ("một viên 345 mg", "one
+    tablet of 345 mg", "één tablet van 345 mg"): the dose is the strength, and the count is no
+    number to look for (round 27)."""
+    out: set[Quantity] = set()
+    for a, b in itertools.pairwise(found):
+        if a.unit not in _FORM_BASES or a.low != 1 or a.high != 1 or b.unit != "mg":
+            continue
+        if all(w in _OF_STRENGTH for w in words[a.t1 : b.t0]) and b.t0 - a.t1 <= 1:
+            out.update(a.parts)
     return frozenset(out)
 
 

@@ -21,7 +21,7 @@ them for the caller, which raises the critical findings.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from decimal import Decimal
 from functools import lru_cache
@@ -69,7 +69,7 @@ from services.grounding.medical.strength import FORM_UNITS, counts_in_mg
 from services.grounding.prepared import PassageCache
 from services.grounding.quantities import UNITS, amounts, parse_number
 from services.grounding.sentences import split_sentences
-from services.grounding.text import detect_language
+from services.grounding.text import claim_units, detect_language
 from services.grounding.tokens import NUM, SYM, WORD, TextTokens, Tokens, tokenize
 
 __all__ = [
@@ -1067,6 +1067,7 @@ def check(
             claim, _deterministic(claim, evidence, config, doc, weight), held
         ),
         _named,
+        _unclaimed_support(event.content, language, claims, evidence, config.support_threshold),
     )
     judged = judge_results or {}
     checks = _dosing_goes_on(
@@ -1113,6 +1114,33 @@ def _dosing_goes_on(checks: list[ClaimCheck]) -> list[ClaimCheck]:
         after_dose = after_dose or c.kind == "dose"
         out.append(c)
     return out
+
+
+def _unclaimed_support(
+    content: str,
+    language: str | None,
+    claims: Sequence[AtomicClaim],
+    evidence: Evidence,
+    threshold: float,
+) -> Callable[[str], bool]:
+    """Whether a sentence of the answer that is no claim (a referral, a caution to tell the
+    doctor) has the word support of a document's passages: what a document the answer's
+    ``citations`` list names may back instead of a claim (round 27). Worked out on first use."""
+
+    def said(doc_id: str) -> bool:
+        claimed = {c.text for c in claims}
+        for sentence in split_sentences(content, language):
+            if sentence.text in claimed:
+                continue
+            units = claim_units(sentence.text, language)
+            if not units:
+                continue
+            for i in evidence.by_doc.get(doc_id, []):
+                if len(units & evidence.passages[i].units) / len(units) >= threshold:
+                    return True
+        return False
+
+    return said
 
 
 def _named(claim: AtomicClaim) -> frozenset[str]:

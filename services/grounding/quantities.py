@@ -79,7 +79,7 @@ ml 1000 l | l | liter | liters | litre | litres | lít
 ml 100 dl | dl
 ml 10 cl | cl
 ml 1 ml | ml | milliliter | milliliters | millilitre | mililít | mililit
-IU 1 IU | iu | i.u. | ie | units | unit | eenheden | eenheid | đơn vị
+IU 1 IU | iu | i.u. | ie | e | units | unit | eenheden | eenheid | đơn vị
 IU 1000000 MIU | miu | mui
 h 1 hours | h | hr | hrs | hour | hours | uur | uren | giờ | tiếng
 h 1/60 minutes | min | mins | minute | minutes | minuut | minuten | phút
@@ -276,6 +276,9 @@ def _alternation(words: Iterable[str]) -> str:
     return "|".join(re2.escape(w).replace(r"\ ", r"\s+") for w in items)
 
 
+#: Words before a number word that make it "the same one" ("cùng một giờ", "cùng một lúc"):
+#: no count.
+_SAME: Final = frozenset({"cùng"})
 _NUM = r"\d+(?:[.,]\d+)*"
 _WORDNUM = _alternation(NUMBER_WORDS)
 #: A number (or number word) with a unit, without groups: ``{quantity}`` in extractor patterns.
@@ -733,6 +736,9 @@ def amounts(tokens: Tokens, language: str | None = None) -> list[Amount]:
         if span is not None:
             found.append(span)
             i = span.t1
+            continue
+        if not digits and i > 0 and words[i - 1] in _SAME:
+            i += 1  # "cùng một giờ mỗi ngày": the same hour, no amount (round 27)
             continue
         if not digits and not (kind == WORD and _is_number_word(words[i], base)):
             half = _half_unit(tokens, i, base) if words[i] in _HALVES else None

@@ -26,8 +26,10 @@ def check_report(
     passages: list[tuple[str, str]],
     language: str,
     context: MedicalContext | None = None,
+    citations: list[str] | None = None,
 ) -> GroundingReport:
-    """The report of ``answer`` (an assistant turn) against ``(doc id, text)`` passages."""
+    """The report of ``answer`` (an assistant turn) against ``(doc id, text)`` passages, with
+    the event's ``citations`` list when given."""
     event = ChatEvent(
         schema_version=1,
         event_id="e",
@@ -38,6 +40,7 @@ def check_report(
         content=answer,
         language=language,
         retrieval=[Passage(doc_id=d, text=t) for d, t in passages],
+        citations=citations,
     )
     return check(
         event,

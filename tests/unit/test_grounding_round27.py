@@ -410,3 +410,119 @@ def test_a_name_bound_to_a_drug_outranks_the_name_itself() -> None:
 )
 def test_a_verb_of_use_with_another_object(text: str, language: str, readings: list[str]) -> None:
     assert _read(text, language) == readings
+
+
+# --- second half: units, counts, weeks, reductions, co-cited documents ------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "language", "reading"),
+    [
+        # "E" after a number is the Dutch "eenheden"
+        ("Lichaamsgewicht van 84 kg of meer: een dosis van 4.200 E.", "nl", "4200 IU"),
+        # once a week in one Vietnamese phrase; "2 tuần một lần" is every two weeks
+        ("Liều khuyến cáo là 2 mg/kg, truyền tĩnh mạch mỗi tuần một lần.", "vi", "once a week"),
+        ("Thuốc thường dùng 200 mg tiêm dưới da, 2 tuần một lần.", "vi", "once every 14 days"),
+        ("Tiêm 60 mg, 6 tháng một lần.", "vi", "once every 180 days"),
+        # once in the morning and once in the evening is twice a day
+        ("Take 10 mg once in the morning and once in the evening.", "en", "2 times a day"),
+        ("Neem 10 mg, één keer 's ochtends en één keer 's avonds.", "nl", "2 times a day"),
+        ("Uống mỗi lần 10 mg, sáng một lần và tối một lần.", "vi", "2 times a day"),
+        # a dose reduced to an amount is the new dose, not a maximum
+        (
+            "Bij een sterke remmer moet de dosis worden verlaagd tot 250 mg eenmaal daags.",
+            "nl",
+            "drug not named: 250 mg per dose",
+        ),
+    ],
+)
+def test_second_half_readings(text: str, language: str, reading: str) -> None:
+    read = _read(text, language)
+    assert any(reading in r for r in read), (reading, read)
+
+
+def test_a_reduction_to_an_amount_is_no_maximum() -> None:
+    (reading,) = _read("De dosis moet worden verlaagd tot 250 mg eenmaal daags.", "nl")
+    assert "max" not in reading
+    (limit,) = _read("Neem tot 500 mg per dag.", "nl")
+    assert limit.startswith("drug not named: max 500 mg")  # "tot" alone is still "up to"
+
+
+_ONE_OF = [
+    (
+        "The recommended dose is 345 mg once a day with food.",
+        "You take one tablet of 345 mg once a day, with food.",
+        "You take one tablet of 86 mg once a day, with food.",
+        "en",
+    ),
+    (
+        "De aanbevolen dosis is 345 mg eenmaal daags met voedsel.",
+        "U neemt eenmaal daags één tablet van 345 mg, met voedsel.",
+        "U neemt eenmaal daags één tablet van 86 mg, met voedsel.",
+        "nl",
+    ),
+    (
+        "Liều khuyến cáo là 345 mg, uống 1 lần mỗi ngày cùng với thức ăn, vào khoảng cùng một "
+        "thời điểm mỗi ngày.",
+        "Mỗi ngày bạn uống một viên 345 mg, trong bữa ăn, và cố gắng giữ cùng một giờ mỗi ngày.",
+        "Mỗi ngày bạn uống một viên 86 mg, trong bữa ăn, và cố gắng giữ cùng một giờ mỗi ngày.",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("passage", "right", "wrong", "language"), _ONE_OF)
+def test_one_tablet_of_a_strength_is_that_dose(
+    passage: str, right: str, wrong: str, language: str
+) -> None:
+    _passes_and_catches(passage, right, wrong, language)
+
+
+def test_a_listed_document_a_referral_sentence_says() -> None:
+    passages = [
+        (
+            "pil-bezlotoxumab-en-01",
+            "Zinplava is given as a single infusion of 10 mg per kg body "
+            "weight into a vein over 60 minutes.",
+        ),
+        (
+            "pil-bezlotoxumab-en-03",
+            "Tell your doctor before you are given Zinplava if you have heart failure.",
+        ),
+        ("pil-fidaxomicin-en-01", "Dificlir: one 200 mg tablet twice a day for 10 days."),
+    ]
+    answer = (
+        "Zinplava is given once, as a single 10 mg/kg infusion into a vein over about an hour. "
+        "Let your doctor know beforehand if you have heart failure."
+    )
+
+    def listed(cited: list[str]) -> list[str]:
+        report = check_report(answer, passages, "en", citations=cited)
+        return [c.doc_id for c in report.unsupported_citations]
+
+    assert listed(["pil-bezlotoxumab-en-01", "pil-bezlotoxumab-en-03"]) == []
+    assert listed(["pil-bezlotoxumab-en-01", "pil-fidaxomicin-en-01"]) == ["pil-fidaxomicin-en-01"]
+
+
+def test_a_co_cited_document_holds_the_number_set_aside() -> None:
+    passages = [
+        ("pil-ivosidenib-nl-01", "Tibsovo: de aanbevolen dosis is 500 mg eenmaal daags."),
+        (
+            "pil-ivosidenib-nl-03",
+            "Als een sterke CYP3A4-remmer niet kan worden vermeden, moet de "
+            "dosis Tibsovo worden verlaagd tot 250 mg eenmaal daags.",
+        ),
+    ]
+    answer = (
+        "Met itraconazol gaat uw dosis Tibsovo omlaag naar 250 mg eenmaal daags [{}], in plaats "
+        "van de gebruikelijke 500 mg per dag [doc:pil-ivosidenib-nl-01]."
+    )
+    right = check_report(answer.format("doc:pil-ivosidenib-nl-03"), passages, "nl")
+    assert not right.unsupported_citations and not right.ungrounded
+    alone = check_report(
+        "Met itraconazol gaat uw dosis Tibsovo omlaag naar 250 mg eenmaal daags, in plaats van "
+        "de gebruikelijke 500 mg per dag [doc:pil-ivosidenib-nl-03].",
+        passages,
+        "nl",
+    )
+    assert [c.doc_id for c in alone.unsupported_citations] == ["pil-ivosidenib-nl-03"]

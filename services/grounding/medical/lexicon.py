@@ -343,6 +343,9 @@ class LanguageCues(_Strict):
     #: Every other week ("every other week", "om de week", "cách tuần"): once in 14 days (round
     #: 27).
     alternate_weeks: list[str] = Field(default_factory=list)
+    #: Once a week in one phrase ("tuần một lần", "mỗi tuần 1 lần"): how often, not a weekly
+    #: amount (round 27).
+    once_weekly: list[str] = Field(default_factory=list)
     #: A unit of the product after an amount, with at most the drug's name between ("4
     #: microgram tacalcitol per gram", "50 microgram per gram zalf", "trong mỗi gam"): the
     #: amount is a concentration, what the product holds, not a dose.
@@ -507,6 +510,7 @@ class MedicalLexicon:
         entries += [(p, Cue("month", count=1)) for p in cues.monthly]
         entries += [(p, Cue("freq", count=1, value="alternate")) for p in cues.alternate_days]
         entries += [(p, Cue("freq", count=1, value="fortnight")) for p in cues.alternate_weeks]
+        entries += [(p, Cue("freq", count=1, value="weekly")) for p in cues.once_weekly]
         keeps = {phrase_tokens(p) for p in cues.keep_use}
         listed = {phrase_tokens(p) for ps in cues.polarity.values() for p in ps}
         if keeps - listed:

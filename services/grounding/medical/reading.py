@@ -1466,8 +1466,9 @@ def read_sentence(
         if cue.kind == "freq" and cue.value == "alternate":  # "every other day": every 2 days
             items.append(_Item("freq", s, e, Span(_HALF_A_DAY, _HALF_A_DAY)))
             continue
-        if cue.kind == "freq" and cue.value == "fortnight":  # "every other week" (round 27)
-            items.append(_Item("freq", s, e, Span(_FORTNIGHT, _FORTNIGHT)))
+        if cue.kind == "freq" and cue.value in _WEEKS:  # "every other week", "tuần một lần"
+            if s == lo or kinds[s - 1] != NUM:  # not "2 tuần một lần": every 2 weeks
+                items.append(_Item("freq", s, e, _WEEKS[cue.value]))
             continue
         if cue.kind == "month" and cue.count and k not in taken_cues:
             # "monthly", "every month", "elke maand", "hằng tháng": once a month (round 26)
@@ -2356,6 +2357,11 @@ def _frequency_of(a: Amount, cues: list[tuple[int, int, Cue]], taken: set[int]) 
 #: Doses a day of a dose every other day, and every other week.
 _HALF_A_DAY: Final = Decimal("0.5")
 _FORTNIGHT: Final = _DAY / Decimal(336)
+#: Doses a day of the phrases of weeks that say how often (round 27).
+_WEEKS: Final = {
+    "fortnight": Span(_FORTNIGHT, _FORTNIGHT),
+    "weekly": Span(_DAY / Decimal(168), _DAY / Decimal(168)),
+}
 
 
 def _alternate_once(a: Amount, cues: list[tuple[int, int, Cue]]) -> bool:
@@ -2459,7 +2465,8 @@ def _long_intervals(
     found: Sequence[Amount], cues: list[tuple[int, int, Cue]], taken: set[int]
 ) -> list[_Item]:
     """Times longer than a week right after an interval word ("every 3 months", "om de 6
-    weken", "mỗi 26 tuần", "once every two weeks"), as doses per day (round 26)."""
+    weken", "mỗi 26 tuần", "once every two weeks") or right before one ("2 tuần một lần"), as
+    doses per day (rounds 26 and 27)."""
     out: list[_Item] = []
     for a in found:
         if a.t0 in taken or a.unit not in ("h", "month") or a.low <= 0:
@@ -2468,7 +2475,10 @@ def _long_intervals(
         low, high = a.low * scale, a.high * scale
         if high <= _LONGEST_INTERVAL:
             continue  # a day to a week: read as an interval already, where it is one
-        if any(c.kind == "ivl_before" and e <= a.t0 and a.t0 - e <= 2 for _, e, c in cues):
+        before = any(c.kind == "ivl_before" and e <= a.t0 and a.t0 - e <= 2 for _, e, c in cues)
+        # "2 tuần một lần", "6 weeks apart": the interval word after it (round 27)
+        after = any(c.kind == "ivl_after" and s == a.t1 for s, _, c in cues)
+        if before or after:
             out.append(_Item("freq", a.t0, a.t1, Span(_DAY / high, _DAY / low)))
     return out
 
@@ -2582,9 +2592,12 @@ def _apply_qualifiers(
     number of its own: in "children up to 12 years weighing less than 50 kg: 50 to 80 mg/kg"
     the limit is the age's, and the dose is no maximum."""
     steps = [s for s, _, c in cues if c.kind == "then"]
+    changed = {e for _, e, c in cues if c.kind == "change"}
     for s, e, cue in cues:
         if cue.kind != "qual":
             continue
+        if cue.value == "max" and s in changed:
+            continue  # "verlaagd tot 250 mg", "be reduced to 250 mg": the new dose (round 27)
         nxt = next((it for it in items if it.t0 >= e and it.t0 - e <= 8), None)
         if nxt is not None and nxt.kind == "freq" and cue.value in ("start", "usual"):
             # "de eerste twee weken eenmaal daags 400 mg": the dose after its frequency
