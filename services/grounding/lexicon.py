@@ -115,8 +115,9 @@ NEGATIONS: Final = _words("not no never none nor cannot niet geen nooit")
 
 #: A sentence made only of these words ("OK.", "Yes!", "Vâng.") asserts nothing checkable.
 ACKNOWLEDGEMENTS: Final = _words(
-    "ok okay oké oke sure yes yeah no nope indeed correct right not yet ja nee neen jawel klopt "
-    "inderdaad nog niet vâng dạ ừ được không có đúng rồi chưa nhé nha ạ bạn"
+    "ok okay oké oke sure yes yeah no nope indeed correct right not yet quite exactly absolutely "
+    "ja nee neen jawel klopt inderdaad nog niet precies helemaal vâng dạ ừ được không có đúng "
+    "rồi chưa nhé nha ạ bạn vậy"
 )
 
 #: Words that make a number with a dose unit a dose statement (drug names come from the registry).
@@ -186,6 +187,7 @@ PLEASANTRY_CUES: Final[dict[str, tuple[str, ...]]] = {
         you're welcome | you are welcome | you're very welcome | you are very welcome |
         you're most welcome | very welcome | i hope this helps | hope this helps | feel free |
         let me know | glad to help | happy to help | sure | of course | great question |
+        good question | that's a good question | that's a great question | good point |
         take care | best wishes | get well soon | i'm sorry to hear | sorry to hear | sorry |
         apologies | my apologies | here is what | here's what | here is some information |
         here's some information"""
@@ -198,7 +200,8 @@ PLEASANTRY_CUES: Final[dict[str, tuple[str, ...]]] = {
     ),
     "vi": _phrases(
         """xin chào | chào bạn | chào | cảm ơn | cám ơn | không có gì | hy vọng | hi vọng |
-        chúc bạn | rất vui | tất nhiên | xin lỗi | dưới đây là thông tin | sau đây là thông tin"""
+        chúc bạn | rất vui | tất nhiên | xin lỗi | dưới đây là thông tin | sau đây là thông tin |
+        câu hỏi hay | câu hỏi rất hay"""
     ),
 }
 

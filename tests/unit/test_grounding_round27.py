@@ -19,7 +19,8 @@ import pytest
 
 from services.grounding.medical.examples import read_text
 from services.grounding.medical.lexicon import load_lexicon
-from tests.support.grounding_checks import check_report, critical
+from services.grounding.medical.names import filed_names
+from tests.support.grounding_checks import check_report, critical, skip_reason_of
 from tests.support.grounding_checks import numbered_report as report
 
 
@@ -526,3 +527,30 @@ def test_a_co_cited_document_holds_the_number_set_aside() -> None:
         "nl",
     )
     assert [c.doc_id for c in alone.unsupported_citations] == ["pil-ivosidenib-nl-03"]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "language", "reason"),
+    [
+        ("Good question.", "en", "pleasantry"),
+        ("Goede vraag!", "nl", "pleasantry"),
+        ("Câu hỏi rất hay.", "vi", "pleasantry"),
+        ("Not quite.", "en", "no_content"),
+        ("Niet helemaal.", "nl", "no_content"),
+        ("Not quite: take 10 mg a day.", "en", None),  # an amount makes it a claim
+    ],
+)
+def test_a_good_question_and_not_quite_are_no_claims(
+    sentence: str, language: str, reason: str | None
+) -> None:
+    assert skip_reason_of(sentence, language) == reason
+
+
+def test_words_of_a_products_kind_name_no_drug() -> None:
+    # "meningococcal-group-b-vaccine": "group" is no name the answer could write
+    assert "group" not in filed_names(
+        "smpc-meningococcal-group-b-vaccine-en-01", "en", load_lexicon()
+    )
+    text = "If bile alcohol levels stay raised, give 300 mg a day."
+    (reading,) = read_text(text, "en", load_lexicon())
+    assert "alcohol" not in reading.conditions
