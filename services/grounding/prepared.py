@@ -354,7 +354,12 @@ def prepare_passage(
         keys |= volume_keys(every, per_ml)
     readings = list(dict.fromkeys(readings))  # a repeated sentence reads the same
     subjects = subject_names(
-        [t for _, t in sentences], frozenset(drugs), language, lexicon, bool(filed_under)
+        [t for _, t in sentences],
+        frozenset(drugs),
+        language,
+        lexicon,
+        bool(filed_under),
+        _doc_drugs(passage.doc_id, lexicon),
     )
     units = units_of(tokenize(text, normalized=True), language, passage=True)
     if _SINGLE_DOSE in units:  # "as a single dose" says the count "1 time"

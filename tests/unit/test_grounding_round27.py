@@ -554,3 +554,34 @@ def test_words_of_a_products_kind_name_no_drug() -> None:
     text = "If bile alcohol levels stay raised, give 300 mg a day."
     (reading,) = read_text(text, "en", load_lexicon())
     assert "alcohol" not in reading.conditions
+
+
+def test_a_brand_inside_a_passage_about_one_drug_is_that_drug() -> None:
+    passages = [
+        ("pil-naproxen-en-01", "Naproxen: adults take 250 mg twice a day."),
+        (
+            "pil-ibuprofen-en-02",
+            "The recommended dose of Brufenix is 400 mg three times a day, with food.",
+        ),
+    ]
+    assert critical(check_report("Brufenix is taken as 250 mg twice a day.", passages, "en"))
+    assert not check_report(
+        "Brufenix is taken as 400 mg three times a day, with food.", passages, "en"
+    ).ungrounded
+
+
+def test_a_brand_beside_its_interaction_partner_is_not_the_partner() -> None:
+    # the passage names sildenafil as the drug not to combine with, not as Corvaton
+    passages = [
+        (
+            "bijsluiter-molsidomine-nl-03",
+            "Gebruik Corvaton niet in combinatie met sildenafil, "
+            "omdat dit tot een ernstige bloeddrukdaling kan leiden.",
+        ),
+        (
+            "bijsluiter-sildenafil-nl-02",
+            "Sildenafil: de aanbevolen dosis is 50 mg, ongeveer een uur voor seksuele activiteit.",
+        ),
+    ]
+    answer = "Er is geen bezwaar tegen het combineren van Corvaton met sildenafil."
+    assert critical(check_report(answer, passages, "nl"))

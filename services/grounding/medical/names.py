@@ -270,6 +270,7 @@ def subject_names(
     language: str | None,
     lexicon: MedicalLexicon,
     filed: bool = False,
+    doc_drugs: frozenset[str] = frozenset(),
 ) -> dict[str, str]:
     """``{spelling key: drug}`` for the names a passage may be about, beyond what its heading
     teaches: its first word when it heads the text ("Norprolac: …", "Zorvatide (…), adults:
@@ -299,8 +300,10 @@ def subject_names(
         key = _brand_key(t, 0, 1, language, lexicon) if heads or subject else None
         if key is not None and len(key) >= _SHORTEST and (own or not drugs):
             out[key] = own or key
-    if filed and not drugs:
-        out |= {k: k for k in _mentioned(sentences, language, lexicon) if k not in out}
+    if (filed and not drugs) or (own is not None and own in doc_drugs):
+        # "Do not stop taking Pyrukynd …" in a chunk filed under mitapivat; "The recommended
+        # dose of Tukysa is …" in a passage whose id and text name tucatinib alone (round 27)
+        out |= {k: own or k for k in _mentioned(sentences, language, lexicon) if k not in out}
     for t in sentences:
         words = t.words
         if "(" not in words:
