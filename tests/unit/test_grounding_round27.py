@@ -425,6 +425,8 @@ def test_a_verb_of_use_with_another_object(text: str, language: str, readings: l
         ("Liều khuyến cáo là 2 mg/kg, truyền tĩnh mạch mỗi tuần một lần.", "vi", "once a week"),
         ("Thuốc thường dùng 200 mg tiêm dưới da, 2 tuần một lần.", "vi", "once every 14 days"),
         ("Tiêm 60 mg, 6 tháng một lần.", "vi", "once every 180 days"),
+        # a day's amount taken once: the count is the frequency
+        ("Calquence uống 200 mg mỗi ngày một lần.", "vi", "200 mg per 24 h 1 times a day"),
         # once in the morning and once in the evening is twice a day
         ("Take 10 mg once in the morning and once in the evening.", "en", "2 times a day"),
         ("Neem 10 mg, één keer 's ochtends en één keer 's avonds.", "nl", "2 times a day"),

@@ -2339,6 +2339,10 @@ def _frequency_of(a: Amount, cues: list[tuple[int, int, Cue]], taken: set[int]) 
         factor = _per_day(cues[day][2])
         return Span(a.low * factor, a.high * factor)
     for k, (_s, e, cue) in enumerate(cues):
+        if k in taken and a.low == a.high == 1 and cue.kind == "basis" and cue.value == "day":
+            if e == a.t0:  # "200 mg mỗi ngày một lần": a day's amount taken once (round 27)
+                return Span(a.low, a.high)
+            continue
         if k in taken:
             continue
         if (cue.kind == "dayword" or (cue.kind == "basis" and cue.value == "day")) and (
