@@ -102,6 +102,10 @@ def _stem(word: str, language: str | None) -> str:
         return word[:-3] + "y"
     if word.endswith(("ss", "us", "is")):
         return word
+    if language == "nl" and word.endswith(("je", "jes")):
+        base = _diminutive(word)
+        if base is not None:
+            return _stem(base, language)
     for suffix in _SUFFIXES.get(language or "", _ALL_SUFFIXES):
         stem = word[: -len(suffix)]
         least = 4 if suffix == "ly" else 3
@@ -111,6 +115,19 @@ def _stem(word: str, language: str | None) -> str:
     if len(word) > 3 and word[-1] == word[-2] and word[-1] not in _VOWELS | {"l", "s"}:
         word = word[:-1]  # tablett -> tablet, stopp -> stop
     return word
+
+
+def _diminutive(word: str) -> str | None:
+    """The noun of a Dutch diminutive ("flesje" → "fles", "tabletje" → "tablet",
+    "druppeltjes" → "druppel"), or ``None`` when the word is none (round 27)."""
+    core = word[:-1] if word.endswith("s") else word
+    if core.endswith("tje") and len(core) > 5 and (
+        core[-4] in "lnrw" or (core[-4] in _VOWELS and core[-5] == core[-4])
+    ):
+        return core[:-3]  # "druppeltje", "beetje"; after one vowel it is "-je": "tabletje"
+    if core.endswith("je") and len(core) > 4 and core[-3] not in "lnrwj" + "aeiouy":
+        return core[:-2]
+    return None
 
 
 def stem(word: str, language: str | None) -> str:

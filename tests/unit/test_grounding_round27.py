@@ -20,6 +20,7 @@ import pytest
 from services.grounding.medical.examples import read_text
 from services.grounding.medical.lexicon import load_lexicon
 from services.grounding.medical.names import filed_names
+from services.grounding.text import stem
 from tests.support.grounding_checks import check_report, critical, skip_reason_of
 from tests.support.grounding_checks import numbered_report as report
 
@@ -426,7 +427,13 @@ def test_a_verb_of_use_with_another_object(text: str, language: str, readings: l
         ("Thuốc thường dùng 200 mg tiêm dưới da, 2 tuần một lần.", "vi", "once every 14 days"),
         ("Tiêm 60 mg, 6 tháng một lần.", "vi", "once every 180 days"),
         # a day's amount taken once: the count is the frequency
-        ("Calquence uống 200 mg mỗi ngày một lần.", "vi", "200 mg per 24 h 1 times a day"),
+        ("Calquence uống 200 mg mỗi ngày một lần.", "vi", "200 mg per dose 1 times a day"),
+        # "mỗi ngày 2 lần" after an amount: that amount a time, twice a day
+        (
+            "Clarithromycin 500 mg mỗi ngày 2 lần, trong 14 ngày.",
+            "vi",
+            "500 mg per dose 2 times a day",
+        ),
         # once in the morning and once in the evening is twice a day
         ("Take 10 mg once in the morning and once in the evening.", "en", "2 times a day"),
         ("Neem 10 mg, één keer 's ochtends en één keer 's avonds.", "nl", "2 times a day"),
@@ -587,3 +594,18 @@ def test_a_brand_beside_its_interaction_partner_is_not_the_partner() -> None:
     ]
     answer = "Er is geen bezwaar tegen het combineren van Corvaton met sildenafil."
     assert critical(check_report(answer, passages, "nl"))
+
+
+@pytest.mark.parametrize(
+    ("word", "noun"),
+    [("flesje", "fles"), ("tabletje", "tablet"), ("druppeltjes", "druppel"), ("zakje", "zak")],
+)
+def test_a_dutch_diminutive_is_its_noun(word: str, noun: str) -> None:
+    assert stem(word, "nl") == stem(noun, "nl")
+
+
+def test_a_little_bottle_is_the_bottle() -> None:
+    passage = "Bewaren: na eerste opening is de fles 3 maanden houdbaar."
+    assert not report(
+        "Na het openen kunt u het flesje nog 3 maanden gebruiken.", [passage], "nl"
+    ).ungrounded

@@ -1564,7 +1564,10 @@ def read_sentence(
             if target is not None and target.frequency is None:
                 target.frequency = f.span
                 f.attached = True
-                if target.basis is None:
+                if target.basis is None or (
+                    lang == "vi" and target.basis == "day" and f.t0 == target.t1
+                ):
+                    # "500 mg mỗi ngày 2 lần" is 500 mg a time, twice a day (round 27)
                     target.basis = "dose"
         _share_in_parentheses(amounts, words)
         if amounts and not dose_cue:
@@ -2339,8 +2342,8 @@ def _frequency_of(a: Amount, cues: list[tuple[int, int, Cue]], taken: set[int]) 
         factor = _per_day(cues[day][2])
         return Span(a.low * factor, a.high * factor)
     for k, (_s, e, cue) in enumerate(cues):
-        if k in taken and a.low == a.high == 1 and cue.kind == "basis" and cue.value == "day":
-            if e == a.t0:  # "200 mg mỗi ngày một lần": a day's amount taken once (round 27)
+        if k in taken and cue.kind == "basis" and cue.value == "day":
+            if e == a.t0:  # "500 mg mỗi ngày 2 lần": each day, twice (round 27)
                 return Span(a.low, a.high)
             continue
         if k in taken:
