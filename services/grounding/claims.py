@@ -772,6 +772,17 @@ def atomic_claims(
             for q in a.parts
             if q not in restated
         )
+        if readings:
+            # "900 mg in één keer", "in te nemen in één of twee keer": a count of times after
+            # "in" that the readings did not read is the go(es) a dose is taken in, no number
+            # to look for ("1 time only" still is one) (round 27)
+            goes = {
+                q
+                for a in found_amounts
+                if a.unit == "times" and a.t0 > 0 and t.words[a.t0 - 1] in _IN_GOES
+                for q in a.parts
+            }
+            leftover = tuple(q for q in leftover if q not in goes)
         if context is not None and (context.age is not None or context.clearance is not None):
             told = _told_by_question(found_amounts, read.used, context, t.words)
             if told:  # the patient's age or clearance said back: no number to look for
@@ -823,6 +834,10 @@ def _restated_times(found: Sequence[Amount], words: Sequence[str]) -> frozenset[
         if k == a.t1 and words[k] == "(" and a.unit in _TIMES and b.unit in _TIMES:
             out.update(b.parts)
     return frozenset(out)
+
+
+#: Words before a count of times that make it the goes a dose is taken in ("in één keer").
+_IN_GOES: Final = frozenset({"in", "trong"})
 
 
 #: Count units of a dose form, and the words that may join a count of one to its strength.

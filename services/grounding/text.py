@@ -121,8 +121,10 @@ def _diminutive(word: str) -> str | None:
     """The noun of a Dutch diminutive ("flesje" → "fles", "tabletje" → "tablet",
     "druppeltjes" → "druppel"), or ``None`` when the word is none (round 27)."""
     core = word[:-1] if word.endswith("s") else word
-    if core.endswith("tje") and len(core) > 5 and (
-        core[-4] in "lnrw" or (core[-4] in _VOWELS and core[-5] == core[-4])
+    if (
+        core.endswith("tje")
+        and len(core) > 5
+        and (core[-4] in "lnrw" or (core[-4] in _VOWELS and core[-5] == core[-4]))
     ):
         return core[:-3]  # "druppeltje", "beetje"; after one vowel it is "-je": "tabletje"
     if core.endswith("je") and len(core) > 4 and core[-3] not in "lnrwj" + "aeiouy":

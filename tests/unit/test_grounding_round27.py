@@ -609,3 +609,11 @@ def test_a_little_bottle_is_the_bottle() -> None:
     assert not report(
         "Na het openen kunt u het flesje nog 3 maanden gebruiken.", [passage], "nl"
     ).ungrounded
+
+
+def test_in_one_go_is_no_number_to_look_for() -> None:
+    passage = "Ferinject: een enkele toediening mag niet meer dan 20 mg ijzer per kg bedragen."
+    right = "Bij uw 45 kg komt dat neer op ten hoogste 900 mg ijzer in één keer."
+    wrong = "Bij uw 45 kg komt dat neer op ten hoogste 1.800 mg ijzer in één keer."
+    assert not report(right, [passage], "nl").ungrounded
+    assert critical(report(wrong, [passage], "nl"))
