@@ -438,7 +438,11 @@ def decides_nothing(c: Comparison) -> bool:
     """Whether a comparison leaves the claim to its words and numbers: an open reading no
     passage speaks about, or a dose reading that states no amount, frequency or course length
     ("Nên cho bé uống ít nhất 1 tuần và dùng thêm 2–3 ngày sau khi đã hết ho": a course the
-    reader cannot put into one span), which nothing can back or contradict."""
+    reader cannot put into one span), which nothing can back or contradict; or a safety
+    reading of no condition about a drug the sentence does not name ("And no, he shouldn't
+    swallow it whole", "avoid grapefruit juice"), which no passage speaks about: an
+    instruction on using the drug the sentence before named, judged by its words (round
+    27)."""
     r = c.reading
     if c.status != "unknown":
         return False
@@ -446,6 +450,7 @@ def decides_nothing(c: Comparison) -> bool:
         r.open
         or r.step
         or (r.kind == "dose" and r.amount is None and r.frequency is None and r.duration is None)
+        or (r.kind == "contraindication" and not r.conditions and r.drug_source == "context")
     )
 
 

@@ -617,3 +617,26 @@ def test_in_one_go_is_no_number_to_look_for() -> None:
     wrong = "Bij uw 45 kg komt dat neer op ten hoogste 1.800 mg ijzer in één keer."
     assert not report(right, [passage], "nl").ungrounded
     assert critical(report(wrong, [passage], "nl"))
+
+
+def test_an_instruction_about_the_drug_before_is_judged_by_its_words() -> None:
+    # "avoid grapefruit juice" about the drug the sentence before named: no passage reading
+    # speaks of it, the passage's words do
+    passages = [
+        (
+            "smpc-tolvaptan-en-04",
+            "Jinarc: the initial dose is 60 mg per day as a split-dose regimen of 45 mg + 15 mg.",
+        ),
+        (
+            "smpc-tolvaptan-en-06",
+            "Patients must have access to water and drink sufficient "
+            "amounts of water. Grapefruit juice should be avoided during treatment.",
+        ),
+    ]
+    right = (
+        "Jinarc starts at 60 mg a day. Keep water within reach, drink enough, and avoid "
+        "grapefruit juice."
+    )
+    assert not check_report(right, passages, "en").ungrounded
+    other = "Jinarc starts at 60 mg a day. Avoid alcohol and do not drive on the first day."
+    assert critical(check_report(other, passages, "en"))
