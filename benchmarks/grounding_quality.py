@@ -13,9 +13,9 @@ the check; see its README): every answer goes through :class:`services.checking.
 claim, a fabricated or an unsupported citation; *critical* when a critical finding is raised. A
 case is judged right when: kinds that must pass are not flagged; kinds that must be caught are
 flagged, and critical where the label says so. Reported per kind × language for the ``dev`` split
-(used for tuning), the ``test`` split (not) and the ``fresh``, ``fresh2`` … ``fresh33`` splits
+(used for tuning), the ``test`` split (not) and the ``fresh``, ``fresh2`` … ``fresh37`` splits
 (held-out sets written later, one before each later round, each measured as written before its
-round: see :data:`SPLITS`; ``fresh3`` to ``fresh33`` were written without reading the check, and
+round: see :data:`SPLITS`; ``fresh3`` to ``fresh37`` were written without reading the check, and
 the thirteenth to eighteenth rounds looked at the causes of the earlier splits pooled), with the
 user's question given to the check as the preceding turn's medical context (drugs, population)
 and without it, beside two baselines: *flag every number* (an answer with any number is flagged
@@ -112,6 +112,10 @@ SPLITS = {
     "fresh31": "held out, written blind at the start of the twenty-sixth round (then tuned on)",
     "fresh32": "held out, written blind during the twenty-sixth round (never read)",
     "fresh33": "held out, written blind at the end of the twenty-sixth round (never read)",
+    "fresh34": "held out, written blind at the start of the twenty-seventh round (then tuned on)",
+    "fresh35": "held out, written blind at the start of the twenty-seventh round (never read)",
+    "fresh36": "held out, written blind during the twenty-seventh round (never read)",
+    "fresh37": "held out, written blind during the twenty-seventh round (never read)",
 }
 CBEGIN, CEND = "<!-- BEGIN grounding-cases -->", "<!-- END grounding-cases -->"
 SBEGIN, SEND = "<!-- BEGIN grounding-cases-summary -->", "<!-- END grounding-cases-summary -->"
@@ -609,12 +613,12 @@ def summary_section(cases: Sequence[Case], results: Results) -> str:
     lines = [
         f"{len(cases)} answers written independently of the check (11 kinds, en/nl/vi); "
         "rate judged right by `ClaimChecker.check` with the question's medical context. "
-        "*dev* was tuned on, *test* is held out, *fresh* … *fresh33* are held-out splits "
+        "*dev* was tuned on, *test* is held out, *fresh* … *fresh37* are held-out splits "
         "written later, one before each later round (*fresh18* after the twentieth, *fresh19* "
         "beside the twenty-first, *fresh20* beside the twenty-second, *fresh21* to *fresh24* "
         "beside the twenty-third, *fresh25* to *fresh28* beside the twenty-fourth, *fresh29* "
         "and *fresh30* beside the twenty-fifth, *fresh31* to *fresh33* beside the "
-        "twenty-sixth).",
+        "twenty-sixth, *fresh34* to *fresh37* beside the twenty-seventh).",
         "",
         "| kind | " + " | ".join(head) + " |",
         "|---|" + "---|" * len(head),

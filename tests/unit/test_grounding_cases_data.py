@@ -2,8 +2,8 @@
 
 These checks read the data only; they do not run the grounding check. They hold the set to what its
 README promises: one JSON object per line, unique ids, at least eight cases of every kind in every
-language with both tuning splits (and thirty-three later held-out splits, *fresh*, *fresh2*, …
-*fresh33*, of at least twenty cases per language over every kind),
+language with both tuning splits (and thirty-seven later held-out splits, *fresh*, *fresh2*, …
+*fresh37*, of at least twenty cases per language over every kind),
 passages that are valid ``Passage`` wire objects, citations that are fabricated exactly where the
 kind says so, and labels that follow the kind.
 """
@@ -52,6 +52,10 @@ SPLITS = (
     "fresh31",
     "fresh32",
     "fresh33",
+    "fresh34",
+    "fresh35",
+    "fresh36",
+    "fresh37",
 )
 #: the later held-out splits: at least so many cases per language, and per kind in each language
 MIN_FRESH_PER_LANGUAGE = 20
@@ -89,6 +93,10 @@ MIN_FRESH_PER_KIND = {
     "fresh31": 2,
     "fresh32": 2,
     "fresh33": 2,
+    "fresh34": 2,
+    "fresh35": 2,
+    "fresh36": 2,
+    "fresh37": 2,
 }
 
 #: kind -> (flagged, critical); ``None`` for critical means either (a citation case is critical
@@ -309,6 +317,10 @@ def _readme_table(section: str) -> dict[str, tuple[int, ...]]:
         ("Fresh31", ("fresh31",)),
         ("Fresh32", ("fresh32",)),
         ("Fresh33", ("fresh33",)),
+        ("Fresh34", ("fresh34",)),
+        ("Fresh35", ("fresh35",)),
+        ("Fresh36", ("fresh36",)),
+        ("Fresh37", ("fresh37",)),
     ],
 )
 def test_readme_counts_match_the_data(section: str, splits: tuple[str, ...]) -> None:
