@@ -760,8 +760,10 @@ def atomic_claims(
             if kind == "other" and (not found or timed) and all(r.open for r in readings)
             else None
         )
-        restated = _restated_times(found_amounts, t.words) | _one_of_strength(
-            found_amounts, t.words
+        restated = (
+            _restated_times(found_amounts, t.words) | _one_of_strength(found_amounts, t.words)
+            if len(found_amounts) > 1
+            else frozenset()
         )
         if restated:  # "60 ngày (khoảng 2 tháng)": the months say the days again
             found = tuple(q for q in found if q not in restated)
@@ -772,7 +774,7 @@ def atomic_claims(
             for q in a.parts
             if q not in restated
         )
-        if readings:
+        if readings and any(a.unit == "times" for a in found_amounts):
             # "900 mg in één keer", "in te nemen in één of twee keer": a count of times after
             # "in" that the readings did not read is the go(es) a dose is taken in, no number
             # to look for ("1 time only" still is one) (round 27)

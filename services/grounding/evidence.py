@@ -171,7 +171,6 @@ class Evidence:
         about that name. Call before the readings are used; returns what it taught.
         """
         found: dict[str, str] = {}
-        siblings = self._sibling_drug
         for i, p in enumerate(self.passages):
             for key, drug in p.subjects:
                 if key in written and key not in self.names and found.get(key, key) == key:
@@ -180,7 +179,7 @@ class Evidence:
                     # oral drops (Pelargonium …)"), unless its id files it under another
                     # name ("pil-encorafenib-en-03": Braftovi, whatever drug a sibling names
                     # beside it)
-                    sibling = siblings.get(i)
+                    sibling = self._sibling_drug.get(i) if drug == key else None
                     if sibling and p.filed and sibling.isdisjoint(p.filed):
                         sibling = None
                     found[key] = next(iter(sibling)) if drug == key and sibling else drug

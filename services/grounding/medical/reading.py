@@ -1235,7 +1235,7 @@ def _cues_and_drugs(
     ]
     cues = _negated_more(cues)
     spec = lexicon.cues[lang].first_period
-    if spec is not None:
+    if spec is not None and not spec.first.isdisjoint(words[lo:hi]):  # most sentences: in C
         cues = _first_periods(cues, words, lo, hi, spec)
     drugs = list(lexicon.find_drugs(words, lo, hi))
     if lexicon.compounds(lang):
@@ -1259,8 +1259,6 @@ def _first_periods(
     with such a phrase says when, so a "usually" in it is a hedge, not the usual dose: its
     "usual" qualifiers go (round 27)."""
     found: list[tuple[int, int]] = []
-    if spec.first.isdisjoint(words[lo:hi]):
-        return cues  # most sentences: decided in C
     for i in range(lo, hi):
         if words[i] not in spec.first:
             continue
