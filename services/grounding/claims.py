@@ -65,7 +65,7 @@ from services.grounding.lexicon import (
 )
 from services.grounding.medical.lexicon import MedicalLexicon, load_lexicon
 from services.grounding.medical.names import looks_like_name
-from services.grounding.medical.reading import Carry, Reading, read_sentence
+from services.grounding.medical.reading import ABOUT_WORDS, Carry, Reading, read_sentence
 from services.grounding.medical.strength import (
     counted_strengths,
     counts_in_mg,
@@ -820,8 +820,6 @@ def atomic_claims(
 
 #: Units of time: a length restated in brackets in another of them says the same.
 _TIMES: Final = frozenset({"h", "month"})
-#: Words for "about" between a bracket and the time it restates.
-_ABOUT: Final = frozenset({"about", "around", "ongeveer", "circa", "ca", "khoảng", "chừng", "tức"})
 
 
 def _restated_times(found: Sequence[Amount], words: Sequence[str]) -> frozenset[Quantity]:
@@ -831,7 +829,7 @@ def _restated_times(found: Sequence[Amount], words: Sequence[str]) -> frozenset[
     out: set[Quantity] = set()
     for a, b in itertools.pairwise(found):
         k = b.t0 - 1
-        while k > a.t1 and words[k] in _ABOUT:
+        while k > a.t1 and words[k] in ABOUT_WORDS:
             k -= 1
         if k == a.t1 and words[k] == "(" and a.unit in _TIMES and b.unit in _TIMES:
             out.update(b.parts)

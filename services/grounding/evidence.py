@@ -182,7 +182,7 @@ class Evidence:
                     sibling = self._sibling_drug.get(i) if drug == key else None
                     if sibling and p.filed and sibling.isdisjoint(p.filed):
                         sibling = None
-                    found[key] = next(iter(sibling)) if drug == key and sibling else drug
+                    found[key] = next(iter(sibling)) if sibling else drug
         meant = frozenset((words or {}).values())
         found |= {
             key: key

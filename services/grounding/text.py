@@ -127,7 +127,7 @@ def _diminutive(word: str) -> str | None:
         and (core[-4] in "lnrw" or (core[-4] in _VOWELS and core[-5] == core[-4]))
     ):
         return core[:-3]  # "druppeltje", "beetje"; after one vowel it is "-je": "tabletje"
-    if core.endswith("je") and len(core) > 4 and core[-3] not in "lnrwj" + "aeiouy":
+    if core.endswith("je") and len(core) > 4 and core[-3] not in _VOWELS | set("lnrwj"):
         return core[:-2]
     return None
 

@@ -9,7 +9,14 @@ time after "for" / "gedurende" / "trong" is no age, a length in months meets its
 time restated in brackets is no number to look for; a cited document about another drug than
 the one a sentence carries supports none of it; a passage names its product by its first word
 before a verb, or inside its sentences when it is filed under a drug no lexicon knows; a verb of
-use with another object is no claim about the drug. Own sentences in English, Dutch and
+use with another object is no claim about the drug. Second half: "E" is IU; "mỗi tuần một
+lần", "N tuần một lần", "X mg mỗi ngày N lần", once in the morning and once in the evening; a
+reduction to an amount is no maximum; one tablet of a strength, a count after "in" and "cùng
+một giờ" are no numbers to look for; a referral backs a listed document and several cited
+documents each back their part; "good question" and "not quite" are no claims; words of a
+product's kind name no drug; a brand inside a passage about one drug is that drug, not its
+interaction partner; an instruction about the drug before is judged by its words; a Dutch
+diminutive is its noun. Own sentences in English, Dutch and
 Vietnamese; every rule has a must-flag twin that is still caught as critical (or a guard that
 must stay as it was), and every group fails without its change."""
 

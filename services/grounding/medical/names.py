@@ -274,7 +274,11 @@ def subject_names(
 ) -> dict[str, str]:
     """``{spelling key: drug}`` for the names a passage may be about, beyond what its heading
     teaches: its first word when it heads the text ("Norprolac: …", "Zorvatide (…), adults:
-    …") — the passage's one drug, or the name itself when it names none — and a capitalised
+    …") — the passage's one drug, or the name itself when it names none — or stands before a
+    verb (``subject_verbs``: "Replagal is given at …") in a passage that names no known drug;
+    the names inside its sentences (:func:`_mentioned`) when it is ``filed`` under a drug no
+    lexicon knows and names none, or names one drug that its id names too (``doc_drugs``:
+    "The recommended dose of Tukysa is …" in "pil-tucatinib-en-02"); and a capitalised
     name in brackets right beside one of its drugs ("Trifluoperazine (Stelazine)", "Stelazine
     (trifluoperazine)"). These are candidates only: the event teaches one when the answer
     writes it too (:meth:`~services.grounding.evidence.Evidence.adopt`), so a drug no lexicon

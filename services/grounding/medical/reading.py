@@ -51,6 +51,7 @@ from services.grounding.text import has_cue, units_of
 from services.grounding.tokens import NUM, SYM, WORD, Tokens, phrase_spans, tokenize
 
 __all__ = [
+    "ABOUT_WORDS",
     "NEGATIVE",
     "POSITIVE",
     "Carry",
@@ -631,15 +632,18 @@ _DURATION_BEFORE: Final = frozenset(
         "cách",
     }
 )
-#: Words for "about" that may stand between such a word and the number.
-_ABOUT: Final = frozenset({"about", "around", "some", "ongeveer", "circa", "ca", "khoảng", "chừng"})
+#: Words for "about" (and "that is") that may stand before a number that says a time again or
+#: after a word of duration ("for about 3 months", "60 ngày (khoảng 2 tháng)", "(tức 2 tháng)").
+ABOUT_WORDS: Final = frozenset(
+    {"about", "around", "some", "ongeveer", "circa", "ca", "khoảng", "chừng", "tức"}
+)
 
 
 def _timed(words: Sequence[str], i: int, lo: int, w: _AgeWords) -> bool:
     """Whether the number at ``i`` is a time after a word of :data:`_DURATION_BEFORE` ("for
     about 3 months"), or restates one in brackets ("kéo dài 60 ngày (khoảng 2 tháng)")."""
     k = i - 1
-    while k >= lo and words[k] in _ABOUT:
+    while k >= lo and words[k] in ABOUT_WORDS:
         k -= 1
     if k < lo:
         return False
