@@ -137,6 +137,9 @@ class AtomicClaim:
     #: Every dose amount of the sentence is one it sets aside ("not the usual 2 tablets"): the
     #: figures are another dose than the patient's, which the passages must hold together.
     contrasted: bool = False
+    #: Whether an amount of the sentence is a rate whose time its quantity's key leaves out
+    #: ("2–6 mg/giờ" keys as "2 mg"): its numbers alone say less (round 27).
+    rated: bool = False
     #: The drugs the sentence names itself, as the reader found them (for the citation check).
     named: frozenset[str] = frozenset()
 
@@ -808,6 +811,7 @@ def atomic_claims(
                 named,
                 general,
                 contrasted=read.contrasted,
+                rated=any(a.per_time is not None for a in found_amounts),
                 named=read.named,
             )
         )

@@ -466,14 +466,16 @@ def _times_together(
     indices: list[int],
     drugs: frozenset[str],
     threshold: float,
+    rated: bool = False,
 ) -> int | None:
-    """The passage that states every quantity of a claim whose quantities are all times (a
-    course length, an interval, a gap to food or other medicines), is about the claim's drugs
-    (or names none) and holds at least :data:`_TIMES_TOGETHER` of the word threshold; ``None``
-    when there is none. A changed time is still missing; another drug's passage does not
-    count."""
+    """The passage that states every quantity of a claim whose quantities all have a unit
+    (times: a course length, an interval, a gap to food or other medicines; and since the
+    twenty-seventh round amounts too, "0,3 µg/kg/phút rồi tăng dần theo đáp ứng", unless one
+    is a rate whose key leaves its time out: ``rated``), is about the claim's drugs (or names
+    none) and holds at least :data:`_TIMES_TOGETHER` of the word threshold; ``None`` when there
+    is none. A changed quantity is still missing; another drug's passage does not count."""
     times = [q.key for q in found if q.has_unit]
-    if not times or len(times) != len(found) or any(q.unit != "h" for q in found):
+    if not times or len(times) != len(found) or (rated and any(q.unit != "h" for q in found)):
         return None
     for i in indices:
         p = evidence.passages[i]
@@ -516,6 +518,7 @@ def ground(
     drugs: frozenset[str] = frozenset(),
     weight: Decimal | None = None,
     contrasted: bool = False,
+    rated: bool = False,
 ) -> Verdict:
     """Ground one claim — its content ``units`` (:func:`~services.grounding.text.claim_units`)
     and its quantities ``found`` — in all passages, or in the passages of the document ``doc``.
@@ -525,7 +528,9 @@ def ground(
     18 kg:") without it being an amount the passages must hold. ``contrasted``: every dose
     amount of a claim about a drug is one it sets aside ("Zij neemt dus niet de gewone 2
     tabletten per keer"): another dose than the patient's, grounded when one passage about the
-    drug states all its quantities (its words say only that it is not the patient's)."""
+    drug states all its quantities (its words say only that it is not the patient's).
+    ``rated``: an amount of the claim is a rate whose quantity leaves its time out ("2–6
+    mg/giờ" keys as "2 mg"), so its numbers alone do not carry half the evidence."""
     indices, keys, numbers = _scope(evidence, doc)
     if not indices:
         return Verdict(False, 0.0, None, _missing(found, frozenset(), frozenset(), bare_numbers))
@@ -540,7 +545,7 @@ def ground(
         if stating is not None:
             grounded, best = True, stating
     if not grounded and not missing:
-        together = _times_together(units, found, evidence, indices, drugs, threshold)
+        together = _times_together(units, found, evidence, indices, drugs, threshold, rated)
         if together is not None:
             grounded, best = True, together
     return Verdict(grounded, round(support, 6), best, missing, (), missing)

@@ -890,6 +890,7 @@ def _deterministic(
         drugs=claim.drugs or (_stated_drugs(claim) if claim.readings else frozenset()),
         weight=weight,
         contrasted=claim.contrasted,
+        rated=claim.rated,
     )
 
 

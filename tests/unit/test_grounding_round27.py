@@ -647,3 +647,15 @@ def test_an_instruction_about_the_drug_before_is_judged_by_its_words() -> None:
     assert not check_report(right, passages, "en").ungrounded
     other = "Jinarc starts at 60 mg a day. Avoid alcohol and do not drive on the first day."
     assert critical(check_report(other, passages, "en"))
+
+
+def test_quantities_stated_together_carry_half_the_evidence() -> None:
+    passage = (
+        "Người lớn: khởi đầu 0,3 microgam/kg/phút, tăng dần từng bước vài phút một lần tùy đáp "
+        "ứng huyết áp. Liều tối đa 10 microgam/kg/phút và không truyền ở liều tối đa quá 10 phút."
+    )
+    right = "Bắt đầu truyền 0,3 µg/kg/phút rồi tăng dần theo đáp ứng huyết áp."
+    assert not report(right, [passage], "vi").ungrounded
+    # a rate whose time its quantity leaves out is no such evidence: mg an hour for mg a minute
+    rates = "Tiêm chậm 100 mg mỗi 5 phút. Sau đó truyền tĩnh mạch duy trì 2–6 mg/phút."
+    assert report("Sau đó truyền duy trì 2–6 mg/giờ.", [rates], "vi").ungrounded
