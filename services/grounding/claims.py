@@ -140,6 +140,9 @@ class AtomicClaim:
     #: Whether an amount of the sentence is a rate whose time its quantity's key leaves out
     #: ("2–6 mg/giờ" keys as "2 mg"): its numbers alone say less (round 27).
     rated: bool = False
+    #: The sentence places the patient in a band ("falls in the 16–30 mL/min band"): the
+    #: band's numbers carry it (round 27).
+    placing: bool = False
     #: The drugs the sentence names itself, as the reader found them (for the citation check).
     named: frozenset[str] = frozenset()
 
@@ -812,6 +815,8 @@ def atomic_claims(
                 general,
                 contrasted=read.contrasted,
                 rated=any(a.per_time is not None for a in found_amounts),
+                placing=bool(found)
+                and any(has_cue(key, f.placements) for f in frames_for(language)),
                 named=read.named,
             )
         )

@@ -484,7 +484,9 @@ def _times_together(
         about = evidence.passage_drugs(i)
         if drugs and about and not drugs & about:
             continue
-        if units and len(units & p.units) / len(units) >= threshold * _TIMES_TOGETHER:
+        if not threshold or (
+            units and len(units & p.units) / len(units) >= threshold * _TIMES_TOGETHER
+        ):
             return i
     return None
 
@@ -519,6 +521,7 @@ def ground(
     weight: Decimal | None = None,
     contrasted: bool = False,
     rated: bool = False,
+    placing: bool = False,
 ) -> Verdict:
     """Ground one claim — its content ``units`` (:func:`~services.grounding.text.claim_units`)
     and its quantities ``found`` — in all passages, or in the passages of the document ``doc``.
@@ -530,12 +533,15 @@ def ground(
     tabletten per keer"): another dose than the patient's, grounded when one passage about the
     drug states all its quantities (its words say only that it is not the patient's).
     ``rated``: an amount of the claim is a rate whose quantity leaves its time out ("2–6
-    mg/giờ" keys as "2 mg"), so its numbers alone do not carry half the evidence."""
+    mg/giờ" keys as "2 mg"), so its numbers alone do not carry half the evidence.
+    ``placing``: the claim places the patient in a band ("valt in de groep van 30 tot 60
+    ml/min"): grounded when a passage about its drugs states every quantity of it."""
     indices, keys, numbers = _scope(evidence, doc)
     if not indices:
         return Verdict(False, 0.0, None, _missing(found, frozenset(), frozenset(), bare_numbers))
     if drugs and found and doc is None:
         keys, numbers = evidence.numbers_about(drugs, keys, numbers)
+    stated = keys
     keys, numbers = _with_weight(keys, numbers, weight)
     missing = _missing(found, keys, numbers, bare_numbers)
     best, support = _best_support(units, evidence, indices)
@@ -544,6 +550,12 @@ def ground(
         stating = _contrasted_figures(found, evidence, indices, drugs)
         if stating is not None:
             grounded, best = True, stating
+    if not grounded and not missing and placing and found:
+        # the band's numbers carry a sentence that places the patient in it (round 27)
+        band = [q for q in found if q.key in stated]  # not the patient's own weight
+        placed = _times_together(units, band, evidence, indices, drugs, 0.0) if band else None
+        if placed is not None:
+            grounded, best = True, placed
     if not grounded and not missing:
         together = _times_together(units, found, evidence, indices, drugs, threshold, rated)
         if together is not None:

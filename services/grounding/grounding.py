@@ -891,6 +891,7 @@ def _deterministic(
         weight=weight,
         contrasted=claim.contrasted,
         rated=claim.rated,
+        placing=claim.placing,
     )
 
 

@@ -316,6 +316,10 @@ class NonclaimFrames:
     #: Verbs that say what the sources cover ("explain", "beschrijft", "mô tả"): a sentence
     #: that says so and, after a contrast, that they say nothing of what was asked, abstains.
     describes: tuple[str, ...]
+    #: Phrases that place the patient in a band the passages give ("falls in the 16–30 mL/min
+    #: band", "valt in de groep van 30 tot 60 ml/min", "thuộc nhóm 20–30 kg"): the band's
+    #: numbers carry the sentence, not its words (round 27).
+    placements: tuple[str, ...]
 
 
 def _load_frames(path: Path) -> tuple[dict[str, NonclaimFrames], list[dict[str, object]]]:

@@ -659,3 +659,33 @@ def test_quantities_stated_together_carry_half_the_evidence() -> None:
     # a rate whose time its quantity leaves out is no such evidence: mg an hour for mg a minute
     rates = "Tiêm chậm 100 mg mỗi 5 phút. Sau đó truyền tĩnh mạch duy trì 2–6 mg/phút."
     assert report("Sau đó truyền duy trì 2–6 mg/giờ.", [rates], "vi").ungrounded
+
+
+_PLACED = [
+    (
+        "Renal impairment: creatinine clearance 30 to 60 ml/min: 2 g every 12 hours.",
+        "With his clearance your father falls in the group of 30 to 60 ml/min.",
+        "With his clearance your father falls in the group of 10 to 29 ml/min.",
+        "en",
+    ),
+    (
+        "Nierfunctiestoornis: creatinineklaring 30 tot 60 ml/min: 2 g elke 12 uur.",
+        "Met zijn klaring valt uw vader in de groep van 30 tot 60 ml/min.",
+        "Met zijn klaring valt uw vader in de groep van 10 tot 29 ml/min.",
+        "nl",
+    ),
+    (
+        "Suy thận: độ thanh thải creatinin 30–60 ml/phút: 2 g mỗi 12 giờ.",
+        "Với độ thanh thải hiện nay, bố bạn thuộc nhóm 30–60 ml/phút.",
+        "Với độ thanh thải hiện nay, bố bạn thuộc nhóm 10–29 ml/phút.",
+        "vi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("passage", "right", "wrong", "language"), _PLACED)
+def test_a_band_the_patient_is_placed_in_carries_the_sentence(
+    passage: str, right: str, wrong: str, language: str
+) -> None:
+    assert not report(right, [passage], language).ungrounded
+    assert report(wrong, [passage], language).ungrounded  # a band no passage gives
