@@ -196,6 +196,7 @@ def test_what_the_first_weeks_phrase_leaves_alone(text: str, language: str, read
         ("Tuần 3–24: 200 mg, mỗi tuần 3 lần.", "vi", ["200 mg per dose once every 2.3 days"]),
         ("Use once or twice daily.", "en", ["1–2 times a day"]),
         ("Gebruik eenmaal of tweemaal daags.", "nl", ["1–2 times a day"]),
+        ("Gebruik eenmaal à tweemaal daags.", "nl", ["1–2 times a day"]),
         ("Dùng một hoặc hai lần mỗi ngày.", "vi", ["1–2 times a day"]),
         ("Take it two or three times a day.", "en", ["2–3 times a day"]),
         ("It is given at 0.2 mg per kg every other week.", "en", ["once every 14 days"]),

@@ -1201,7 +1201,8 @@ def _merge_ranges(amounts: list[Amount], words: list[str]) -> list[tuple[Amount,
 
 
 #: Words between the two counts of a range of frequencies ("once or twice daily", "een- tot
-#: tweemaal daags").
+#: tweemaal daags", "eenmaal à tweemaal daags"): the first count is read back from the second
+#: over one of them, and left for the second when one follows it.
 _RANGE_JOINS: Final = frozenset({"or", "to", "of", "tot", "à", "hoặc", "đến", "-", "–"})
 
 
@@ -1492,7 +1493,7 @@ def read_sentence(
             low = Decimal(cue.count)
             start = s
             joined = s >= 3 and words[s - 1] in _FREQ_JOINS and words[s - 2] == "-"
-            if (s >= 2 and words[s - 1] in ("-", "to", "tot", "or", "of")) or joined:
+            if (s >= 2 and words[s - 1] in _RANGE_JOINS) or joined:
                 back = s - 3 if joined else s - 2  # "twee- tot driemaal", "twee- of driemaal"
                 prev = words[back]
                 if kinds[back] == NUM and _number(prev) is not None:
