@@ -116,8 +116,17 @@ def check_citations(
                 fabricated.append(doc_id)
     fabricated.extend(d for d in listed if d not in evidence.by_doc)
 
+    verdicts: dict[tuple[int, str], Verdict] = {}
+
+    def verdict_of(claim: AtomicClaim, doc_id: str) -> Verdict:
+        """``test(claim, doc_id)``, worked out once per claim and document."""
+        key = (id(claim), doc_id)
+        if key not in verdicts:
+            verdicts[key] = test(claim, doc_id)
+        return verdicts[key]
+
     def grounds(claim: AtomicClaim, doc_id: str) -> tuple[bool, float]:
-        verdict = test(claim, doc_id)
+        verdict = verdict_of(claim, doc_id)
         return verdict.grounded, verdict.support
 
     def _shared(claim: AtomicClaim, doc_id: str, docs: Sequence[str]) -> bool:
@@ -125,7 +134,7 @@ def check_citations(
         beside other documents: what it fails on (numbers it lacks, readings it does not back)
         the others hold, and it holds a number or backs a reading of the claim ("… down to 250
         mg once a day [3], instead of the usual 500 mg a day [2]"; round 27)."""
-        verdict = test(claim, doc_id)
+        verdict = verdict_of(claim, doc_id)
         if verdict.grounded or len(docs) < 2:
             return verdict.grounded
         others = [d for d in docs if d != doc_id and d in evidence.by_doc]
@@ -135,7 +144,7 @@ def check_citations(
         beside = frozenset().union(*(keys.get(d, frozenset()) for d in others))
         if not all(k in beside for k in verdict.numbers_missing):
             return False
-        backed = [test(claim, d).medical for d in others]
+        backed = [verdict_of(claim, d).medical for d in others]
         for i, c in enumerate(verdict.medical):
             if c.status != "supported" and not any(
                 len(m) > i and m[i].status == "supported" for m in backed

@@ -453,13 +453,13 @@ def decides_nothing(c: Comparison) -> bool:
     )
 
 
-#: Share of the word threshold a claim of times needs in the one passage that states all its
-#: times together ("an hour before or two hours after food" beside "1 hour before or 2 hours
-#: after a meal"): the numbers in one place carry half the evidence.
-_TIMES_TOGETHER: Final = 0.5
+#: Share of the word threshold a claim needs in the one passage that states all its
+#: quantities together ("an hour before or two hours after food" beside "1 hour before or 2
+#: hours after a meal"): the numbers in one place carry half the evidence.
+_STATED_TOGETHER: Final = 0.5
 
 
-def _times_together(
+def _stated_together(
     units: frozenset[str],
     found: Sequence[Quantity],
     evidence: Evidence,
@@ -472,7 +472,7 @@ def _times_together(
     (times: a course length, an interval, a gap to food or other medicines; and since the
     twenty-seventh round amounts too, "0,3 µg/kg/phút rồi tăng dần theo đáp ứng", unless one
     is a rate whose key leaves its time out: ``rated``), is about the claim's drugs (or names
-    none) and holds at least :data:`_TIMES_TOGETHER` of the word threshold; ``None`` when there
+    none) and holds at least :data:`_STATED_TOGETHER` of the word threshold; ``None`` when there
     is none. A changed quantity is still missing; another drug's passage does not count."""
     times = [q.key for q in found if q.has_unit]
     if not times or len(times) != len(found) or (rated and any(q.unit != "h" for q in found)):
@@ -485,7 +485,7 @@ def _times_together(
         if drugs and about and not drugs & about:
             continue
         if not threshold or (
-            units and len(units & p.units) / len(units) >= threshold * _TIMES_TOGETHER
+            units and len(units & p.units) / len(units) >= threshold * _STATED_TOGETHER
         ):
             return i
     return None
@@ -553,11 +553,11 @@ def ground(
     if not grounded and not missing and placing and found:
         # the band's numbers carry a sentence that places the patient in it (round 27)
         band = [q for q in found if q.key in stated]  # not the patient's own weight
-        placed = _times_together(units, band, evidence, indices, drugs, 0.0) if band else None
+        placed = _stated_together(units, band, evidence, indices, drugs, 0.0) if band else None
         if placed is not None:
             grounded, best = True, placed
     if not grounded and not missing:
-        together = _times_together(units, found, evidence, indices, drugs, threshold, rated)
+        together = _stated_together(units, found, evidence, indices, drugs, threshold, rated)
         if together is not None:
             grounded, best = True, together
     return Verdict(grounded, round(support, 6), best, missing, (), missing)

@@ -1129,18 +1129,24 @@ def _unclaimed_support(
     doctor) has the word support of a document's passages: what a document the answer's
     ``citations`` list names may back instead of a claim (round 27). Worked out on first use."""
 
+    unclaimed: list[frozenset[str]] = []  # the units of each such sentence, made at first use
+
     def said(doc_id: str) -> bool:
-        claimed = {c.text for c in claims}
-        for sentence in split_sentences(content, language):
-            if sentence.text in claimed:
-                continue
-            units = claim_units(sentence.text, language)
-            if not units:
-                continue
-            for i in evidence.by_doc.get(doc_id, []):
-                if len(units & evidence.passages[i].units) / len(units) >= threshold:
-                    return True
-        return False
+        if not unclaimed:
+            claimed = {c.text for c in claims}
+            units = (
+                claim_units(s.text, language)
+                for s in split_sentences(content, language)
+                if s.text not in claimed
+            )
+            unclaimed.extend(u for u in units if u)
+            unclaimed.append(frozenset())  # made: an answer without such sentences too
+        return any(
+            len(units & evidence.passages[i].units) / len(units) >= threshold
+            for units in unclaimed
+            if units
+            for i in evidence.by_doc.get(doc_id, [])
+        )
 
     return said
 

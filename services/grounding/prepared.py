@@ -266,7 +266,8 @@ def prepare_passage(
         if bound:
             taught = {**bound, **taught}
     lexicon = lexicon.with_names(taught)
-    carry = Carry(drugs=_doc_drugs(passage.doc_id, lexicon) or _UNNAMED_DRUG)
+    doc_drugs = _doc_drugs(passage.doc_id, lexicon)
+    carry = Carry(drugs=doc_drugs or _UNNAMED_DRUG)
     drugs |= carry.drugs
     forms: list[tuple[str, Decimal]] = []
     strengths: list[tuple[int, str, Decimal, bool]] = []
@@ -359,7 +360,7 @@ def prepare_passage(
         language,
         lexicon,
         bool(filed_under),
-        _doc_drugs(passage.doc_id, lexicon),
+        doc_drugs,
     )
     units = units_of(tokenize(text, normalized=True), language, passage=True)
     if _SINGLE_DOSE in units:  # "as a single dose" says the count "1 time"
