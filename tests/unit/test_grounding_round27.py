@@ -36,10 +36,14 @@ def _read(text: str, language: str) -> list[str]:
     return [r.describe() for r in read_text(text, language, load_lexicon())]
 
 
-def _passes_and_catches(passage: str, right: str, wrong: str, language: str) -> None:
-    """``right`` is grounded in ``passage``; its twin ``wrong`` is a critical finding."""
-    assert not report(right, [passage], language).ungrounded
-    assert critical(report(wrong, [passage], language))
+def _passes_and_catches(
+    passages: str | list[tuple[str, str]], right: str, wrong: str, language: str
+) -> None:
+    """``right`` is grounded in ``passages`` (one text, or ``(doc id, text)`` pairs); its twin
+    ``wrong`` is a critical finding."""
+    pairs = [("doc-0", passages)] if isinstance(passages, str) else passages
+    assert not check_report(right, pairs, language).ungrounded
+    assert critical(check_report(wrong, pairs, language))
 
 
 # --- body weight bounds -----------------------------------------------------------------------
@@ -358,8 +362,7 @@ _SUBJECT = [
 def test_a_passage_names_its_product_by_the_subject(
     passages: list[tuple[str, str]], right: str, other: str, language: str
 ) -> None:
-    assert not check_report(right, passages, language).ungrounded
-    assert critical(check_report(other, passages, language))  # the other product's dose
+    _passes_and_catches(passages, right, other, language)  # the other product's dose
 
 
 def test_a_name_inside_a_filed_passage_is_its_product() -> None:
@@ -375,10 +378,8 @@ def test_a_name_inside_a_filed_passage_is_its_product() -> None:
             "daily, with each step after at least 4 weeks.",
         ),
     ]
-    assert critical(check_report("You can stop Pyrukynd straight away.", passages, "en"))
-    assert not check_report(
-        "Do not stop Pyrukynd without talking to your doctor.", passages, "en"
-    ).ungrounded
+    right = "Do not stop Pyrukynd without talking to your doctor."
+    _passes_and_catches(passages, right, "You can stop Pyrukynd straight away.", "en")
 
 
 def test_a_name_bound_to_a_drug_outranks_the_name_itself() -> None:
@@ -398,8 +399,11 @@ def test_a_name_bound_to_a_drug_outranks_the_name_itself() -> None:
             "from other oral medicinal products.",
         ),
     ]
-    assert critical(check_report("Veltassa is started at 10 g three times a day.", passages, "en"))
-    assert not check_report("Veltassa is started at 8.4 g once a day.", passages, "en").ungrounded
+    right, wrong = (
+        "Veltassa is started at 8.4 g once a day.",
+        "Veltassa is started at 10 g three times a day.",
+    )
+    _passes_and_catches(passages, right, wrong, "en")
 
 
 # --- a verb of use with another object --------------------------------------------------------
@@ -581,10 +585,8 @@ def test_a_brand_inside_a_passage_about_one_drug_is_that_drug() -> None:
             "The recommended dose of Brufenix is 400 mg three times a day, with food.",
         ),
     ]
-    assert critical(check_report("Brufenix is taken as 250 mg twice a day.", passages, "en"))
-    assert not check_report(
-        "Brufenix is taken as 400 mg three times a day, with food.", passages, "en"
-    ).ungrounded
+    right = "Brufenix is taken as 400 mg three times a day, with food."
+    _passes_and_catches(passages, right, "Brufenix is taken as 250 mg twice a day.", "en")
 
 
 def test_a_brand_beside_its_interaction_partner_is_not_the_partner() -> None:
@@ -645,9 +647,8 @@ def test_an_instruction_about_the_drug_before_is_judged_by_its_words() -> None:
         "Jinarc starts at 60 mg a day. Keep water within reach, drink enough, and avoid "
         "grapefruit juice."
     )
-    assert not check_report(right, passages, "en").ungrounded
     other = "Jinarc starts at 60 mg a day. Avoid alcohol and do not drive on the first day."
-    assert critical(check_report(other, passages, "en"))
+    _passes_and_catches(passages, right, other, "en")
 
 
 def test_quantities_stated_together_carry_half_the_evidence() -> None:
